@@ -1,0 +1,119 @@
+//! Typed errors for every palace operation.
+
+use std::path::PathBuf;
+
+/// Result alias used throughout MemPalace.
+pub type Result<T, E = PalaceError> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in a palace operation, with the context needed to act on it.
+#[derive(Debug, thiserror::Error)]
+pub enum PalaceError {
+    /// The palace at this path was never initialised (no drawers store exists yet).
+    #[error("No palace found at {}. Run: mempalace init <dir> && mempalace mine <dir>", palace_path.display())]
+    NoPalace {
+        /// Where the palace was looked for.
+        palace_path: PathBuf,
+    },
+    /// A caller-supplied value was rejected before anything was written.
+    #[error("invalid {field}: {reason}")]
+    InvalidInput {
+        /// The argument that was rejected (e.g. "content", "wing", "limit").
+        field: &'static str,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// A vector's dimension differs from the store's or embedder's.
+    #[error("vector dimension mismatch: expected {expected}, got {actual} ({context})")]
+    DimensionMismatch {
+        /// The dimension the store or palace was created with.
+        expected: usize,
+        /// The dimension that was offered.
+        actual: usize,
+        /// Where the mismatch was found.
+        context: String,
+    },
+    /// A wing filter named a wing that holds no drawers.
+    #[error("unknown wing {wing:?}; the palace has: {}", known.join(", "))]
+    UnknownWing {
+        /// The wing asked for.
+        wing: String,
+        /// The wings that exist.
+        known: Vec<String>,
+    },
+    /// A room filter named a room that holds no drawers.
+    #[error("unknown room {room:?}; the palace has: {}", known.join(", "))]
+    UnknownRoom {
+        /// The room asked for.
+        room: String,
+        /// The rooms that exist.
+        known: Vec<String>,
+    },
+    /// A drawer id was not found.
+    #[error("Drawer not found: {0}")]
+    DrawerNotFound(String),
+    /// The palace write lock could not be taken in time (another process holds it).
+    #[error("palace busy: could not take the write lock at {} within {waited_ms} ms", path.display())]
+    PalaceBusy {
+        /// The lock file.
+        path: PathBuf,
+        /// How long we waited.
+        waited_ms: u64,
+    },
+    /// The embedder failed (model missing, tokenizer error, ...).
+    #[error("embedder error: {0}")]
+    Embedder(String),
+    /// The vector store backend failed.
+    #[error("vector store error ({backend}, {operation}): {message}")]
+    Store {
+        /// Backend name, e.g. "lancedb".
+        backend: &'static str,
+        /// The operation that failed, e.g. "upsert".
+        operation: &'static str,
+        /// The backend's message.
+        message: String,
+    },
+    /// The knowledge graph backend failed.
+    #[error("knowledge graph error ({operation}): {message}")]
+    KnowledgeGraph {
+        /// The operation that failed, e.g. "add_triple".
+        operation: &'static str,
+        /// The backend's message.
+        message: String,
+    },
+    /// A file-system operation on the palace failed.
+    #[error("I/O error at {}: {source}", path.display())]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl PalaceError {
+    /// Shorthand for an [`PalaceError::InvalidInput`].
+    pub fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+        PalaceError::InvalidInput {
+            field,
+            reason: reason.into(),
+        }
+    }
+
+    /// Shorthand for a [`PalaceError::Store`] error.
+    pub fn store(backend: &'static str, operation: &'static str, err: impl std::fmt::Display) -> Self {
+        PalaceError::Store {
+            backend,
+            operation,
+            message: err.to_string(),
+        }
+    }
+
+    /// Shorthand for a [`PalaceError::KnowledgeGraph`] error.
+    pub fn kg(operation: &'static str, err: impl std::fmt::Display) -> Self {
+        PalaceError::KnowledgeGraph {
+            operation,
+            message: err.to_string(),
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! The `KnowledgeGraph` trait: entities and triples with time validity.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{PalaceError, Result};
+use crate::temporal::{canonical_date, ends_before_start};
+use crate::vector_store::Page;
+
+/// Which facts of an entity to return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Facts where the entity is the subject.
+    Outgoing,
+    /// Facts where the entity is the object.
+    Incoming,
+    /// Both.
+    #[default]
+    Both,
+}
+
+impl FromStr for Direction {
+    type Err = PalaceError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "outgoing" => Ok(Direction::Outgoing),
+            "incoming" => Ok(Direction::Incoming),
+            "both" => Ok(Direction::Both),
+            other => Err(PalaceError::invalid(
+                "direction",
+                format!("{other:?} is not one of outgoing, incoming, both"),
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Direction::Outgoing => "outgoing",
+            Direction::Incoming => "incoming",
+            Direction::Both => "both",
+        })
+    }
+}
+
+/// The entity id MemPalace derives from a name: lower case, spaces and hyphens to
+/// underscores, apostrophes dropped ("My Project" → "my_project", "O'Brien" → "obrien").
+pub fn entity_id(name: &str) -> String {
+    name.trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| *c != '\'')
+        .map(|c| if c == ' ' || c == '-' { '_' } else { c })
+        .collect()
+}
+
+/// The stored form of a predicate: lower case, spaces to underscores ("Works At" → "works_at").
+pub fn predicate_id(predicate: &str) -> String {
+    predicate.trim().to_lowercase().replace(' ', "_")
+}
+
+/// Checks an entity name or predicate is usable.
+fn validate_term(field: &'static str, value: &str) -> Result<()> {
+    if value.trim().is_empty() {
+        return Err(PalaceError::invalid(field, "must not be empty"));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(PalaceError::invalid(field, format!("{value:?} contains control characters")));
+    }
+    if value.chars().count() > 512 {
+        return Err(PalaceError::invalid(field, "longer than 512 characters"));
+    }
+    Ok(())
+}
+
+/// An entity to add (or update) in the graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewEntity {
+    /// Display name; the id is [`entity_id`] of it.
+    pub name: String,
+    /// Kind of entity ("person", "project", ...); "unknown" when not given.
+    pub entity_type: String,
+    /// Free-form properties (a JSON object).
+    pub properties: serde_json::Value,
+}
+
+impl NewEntity {
+    /// An entity of unknown type with no properties.
+    pub fn new(name: impl Into<String>) -> Self {
+        NewEntity {
+            name: name.into(),
+            entity_type: "unknown".into(),
+            properties: serde_json::json!({}),
+        }
+    }
+
+    /// Checks the name and that properties is a JSON object.
+    pub fn validate(&self) -> Result<()> {
+        validate_term("name", &self.name)?;
+        validate_term("entity_type", &self.entity_type)?;
+        if !self.properties.is_object() {
+            return Err(PalaceError::invalid("properties", "must be a JSON object"));
+        }
+        Ok(())
+    }
+}
+
+/// A triple to add: subject → predicate → object, valid over an optional interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewTriple {
+    /// Subject entity name (created if missing).
+    pub subject: String,
+    /// Relationship, e.g. "uses"; stored as [`predicate_id`].
+    pub predicate: String,
+    /// Object entity name (created if missing).
+    pub object: String,
+    /// Start of validity (inclusive), any form [`canonical_date`] accepts.
+    pub valid_from: Option<String>,
+    /// End of validity (inclusive); `None` means the fact is current.
+    pub valid_to: Option<String>,
+    /// Confidence in [0, 1]; 1.0 by default.
+    pub confidence: f64,
+    /// The drawer id this fact came from (links the graph back to the vector store).
+    pub source_closet: Option<String>,
+    /// The file this fact came from.
+    pub source_file: Option<String>,
+}
+
+impl NewTriple {
+    /// A current fact with confidence 1.0 and no source.
+    pub fn new(subject: impl Into<String>, predicate: impl Into<String>, object: impl Into<String>) -> Self {
+        NewTriple {
+            subject: subject.into(),
+            predicate: predicate.into(),
+            object: object.into(),
+            valid_from: None,
+            valid_to: None,
+            confidence: 1.0,
+            source_closet: None,
+            source_file: None,
+        }
+    }
+
+    /// Sets the start of validity.
+    pub fn valid_from(mut self, date: impl Into<String>) -> Self {
+        self.valid_from = Some(date.into());
+        self
+    }
+
+    /// Sets the end of validity.
+    pub fn valid_to(mut self, date: impl Into<String>) -> Self {
+        self.valid_to = Some(date.into());
+        self
+    }
+
+    /// Sets the source drawer id.
+    pub fn source_closet(mut self, drawer_id: impl Into<String>) -> Self {
+        self.source_closet = Some(drawer_id.into());
+        self
+    }
+
+    /// Checks every field and returns the triple in stored form: trimmed names, predicate as
+    /// [`predicate_id`], canonical dates. Errors on empty names, confidence outside [0, 1],
+    /// unparseable dates and `valid_to` before `valid_from`.
+    pub fn validated(&self) -> Result<NewTriple> {
+        validate_term("subject", &self.subject)?;
+        validate_term("predicate", &self.predicate)?;
+        validate_term("object", &self.object)?;
+        if !(0.0..=1.0).contains(&self.confidence) {
+            return Err(PalaceError::invalid(
+                "confidence",
+                format!("{} is outside [0, 1]", self.confidence),
+            ));
+        }
+        let valid_from = self.valid_from.as_deref().map(|d| canonical_date("valid_from", d)).transpose()?;
+        let valid_to = self.valid_to.as_deref().map(|d| canonical_date("valid_to", d)).transpose()?;
+        if let (Some(from), Some(to)) = (&valid_from, &valid_to)
+            && ends_before_start(from, to)
+        {
+            return Err(PalaceError::invalid(
+                "valid_to",
+                format!("{to} is before valid_from {from}"),
+            ));
+        }
+        let blank_to_none = |v: &Option<String>| v.as_ref().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        Ok(NewTriple {
+            subject: self.subject.trim().to_string(),
+            predicate: predicate_id(&self.predicate),
+            object: self.object.trim().to_string(),
+            valid_from,
+            valid_to,
+            confidence: self.confidence,
+            source_closet: blank_to_none(&self.source_closet),
+            source_file: blank_to_none(&self.source_file),
+        })
+    }
+}
+
+/// A change of a single-valued fact: `subject predicate old_object` ends and
+/// `subject predicate new_object` starts at `at`, with no instant seeing both.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Supersede {
+    /// Subject entity name.
+    pub subject: String,
+    /// Relationship.
+    pub predicate: String,
+    /// The value that stops being true.
+    pub old_object: String,
+    /// The value that becomes true.
+    pub new_object: String,
+    /// When the change happens (the new fact's valid_from); the old fact ends the granule before.
+    pub at: String,
+    /// Confidence of the new fact.
+    pub confidence: f64,
+    /// The drawer the change was learnt from.
+    pub source_closet: Option<String>,
+}
+
+/// What a supersede did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Supersession {
+    /// The id of the new, current triple.
+    pub new_triple_id: String,
+    /// The valid_to given to the old fact.
+    pub old_valid_to: String,
+    /// The valid_from of the new fact.
+    pub new_valid_from: String,
+}
+
+/// One fact as returned by queries and timelines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fact {
+    /// "outgoing" or "incoming" relative to the queried entity (absent for other queries).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub direction: Option<Direction>,
+    /// Subject display name.
+    pub subject: String,
+    /// Relationship.
+    pub predicate: String,
+    /// Object display name.
+    pub object: String,
+    /// Start of validity, if known.
+    pub valid_from: Option<String>,
+    /// End of validity; `None` while current.
+    pub valid_to: Option<String>,
+    /// Confidence in [0, 1].
+    pub confidence: f64,
+    /// The drawer id the fact came from.
+    pub source_closet: Option<String>,
+    /// True while `valid_to` is null.
+    pub current: bool,
+}
+
+/// Size and shape of the graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KgStats {
+    /// Number of entities.
+    pub entities: u64,
+    /// Number of triples.
+    pub triples: u64,
+    /// Triples with no valid_to.
+    pub current_facts: u64,
+    /// Triples whose validity has been closed.
+    pub expired_facts: u64,
+    /// Distinct predicates, sorted.
+    pub relationship_types: Vec<String>,
+    /// Triple count per predicate.
+    pub predicates: BTreeMap<String, u64>,
+}
+
+/// A temporal knowledge graph. Backends validate input with [`NewTriple::validated`] and the
+/// functions of [`crate::temporal`], so every backend applies the same rules; an unknown entity
+/// yields an empty result, never an error.
+#[async_trait]
+pub trait KnowledgeGraph: Send + Sync {
+    /// Whether the graph's storage exists already.
+    async fn exists(&self) -> Result<bool>;
+
+    /// Creates the storage if missing (idempotent).
+    async fn create_if_missing(&self) -> Result<()>;
+
+    /// Adds an entity or updates its display name, type and properties; returns its id.
+    async fn add_entity(&self, entity: &NewEntity) -> Result<String>;
+
+    /// Adds a triple (creating missing entities) and returns its id; an identical open triple
+    /// is not added twice, its id is returned instead.
+    async fn add_triple(&self, triple: &NewTriple) -> Result<String>;
+
+    /// Closes the open fact `subject predicate object` at `ended` (default: today); returns how
+    /// many facts were closed. Never deletes.
+    async fn invalidate(&self, subject: &str, predicate: &str, object: &str, ended: Option<&str>) -> Result<u64>;
+
+    /// Closes the old value and opens the new one in one transaction.
+    async fn supersede(&self, change: &Supersede) -> Result<Supersession>;
+
+    /// Facts about an entity, optionally only those valid at `as_of`.
+    async fn query_entity(&self, name: &str, as_of: Option<&str>, direction: Direction) -> Result<Vec<Fact>>;
+
+    /// Facts with a given predicate, optionally only those valid at `as_of`.
+    async fn query_relationship(&self, predicate: &str, as_of: Option<&str>) -> Result<Vec<Fact>>;
+
+    /// Facts (of one entity, or all) in order of valid_from, oldest first, undated last.
+    async fn timeline(&self, entity: Option<&str>, page: Page) -> Result<Vec<Fact>>;
+
+    /// Counts and predicate histogram.
+    async fn stats(&self) -> Result<KgStats>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_normalised() {
+        assert_eq!(entity_id("Clerk"), "clerk");
+        assert_eq!(entity_id("My Project"), "my_project");
+        assert_eq!(entity_id("auth-0 Service"), "auth_0_service");
+        assert_eq!(entity_id("O'Brien"), "obrien");
+        assert_eq!(entity_id("李雷"), "李雷");
+        assert_eq!(predicate_id("Works At"), "works_at");
+    }
+
+    #[test]
+    fn triple_validation() {
+        let ok = NewTriple::new(" Max ", "Child Of", "Alice").valid_from("2015-04-01T10:00:00Z");
+        let v = ok.validated().unwrap();
+        assert_eq!(v.subject, "Max");
+        assert_eq!(v.predicate, "child_of");
+        assert_eq!(v.valid_from.as_deref(), Some("2015-04-01T10:00:00"));
+        assert!(NewTriple::new("", "p", "o").validated().is_err());
+        assert!(NewTriple::new("s", " ", "o").validated().is_err());
+        let mut c = NewTriple::new("s", "p", "o");
+        c.confidence = 1.5;
+        assert!(c.validated().is_err());
+        assert!(NewTriple::new("s", "p", "o").valid_from("soon").validated().is_err());
+        assert!(
+            NewTriple::new("s", "p", "o")
+                .valid_from("2025-02-01")
+                .valid_to("2025-01-31")
+                .validated()
+                .is_err()
+        );
+        assert!("sideways".parse::<Direction>().is_err());
+        assert_eq!("BOTH".parse::<Direction>().unwrap(), Direction::Both);
+    }
+}

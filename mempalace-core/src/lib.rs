@@ -1,0 +1,44 @@
+//! # mempalace-core
+//!
+//! The domain of MemPalace, with no storage code: an agent files *drawers* (verbatim text
+//! chunks) under a *wing* and a *room*, finds them again by meaning, and records facts with time
+//! validity in a *knowledge graph*.
+//!
+//! The crate defines three object-safe async traits that backends implement:
+//! [`Embedder`] (text → vectors), [`VectorStore`] (drawers and their vectors) and
+//! [`KnowledgeGraph`] (entities and temporal triples). The [`Palace`] service owns one of each
+//! and implements every behaviour once: result shaping, the 0.9 duplicate check, drawer ids,
+//! status aggregation, input validation and the write lock.
+//!
+//! [`MemoryStore`] is the exact in-process reference `VectorStore`.
+
+pub mod drawer;
+pub mod drawer_id;
+pub mod embedder;
+pub mod error;
+pub mod filter;
+pub mod knowledge_graph;
+pub mod lazy_embedder;
+pub mod memory_store;
+pub mod validation;
+pub mod palace;
+pub mod protocol;
+pub mod reports;
+pub mod similarity;
+pub mod temporal;
+pub mod vector_store;
+pub mod write_lock;
+
+pub use drawer::{AddedBy, Drawer, DrawerMetadata};
+pub use embedder::Embedder;
+pub use error::{PalaceError, Result};
+pub use filter::DrawerFilter;
+pub use knowledge_graph::{
+    Direction, Fact, KgStats, KnowledgeGraph, NewEntity, NewTriple, Supersede, Supersession,
+};
+pub use lazy_embedder::LazyEmbedder;
+pub use memory_store::MemoryStore;
+pub use palace::{NewDrawer, Palace, PalaceLimits};
+pub use protocol::{AAAK_SPEC, PALACE_PROTOCOL};
+pub use vector_store::{Neighbour, Page, RoomCount, VectorStore};
+pub use write_lock::{FileWriteLock, ProcessWriteLock, WriteGuard, WriteLock};

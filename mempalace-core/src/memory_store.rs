@@ -1,0 +1,161 @@
+//! `MemoryStore`: the exact, in-process reference `VectorStore`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::RwLock;
+
+use async_trait::async_trait;
+
+use crate::drawer::Drawer;
+use crate::error::{PalaceError, Result};
+use crate::filter::DrawerFilter;
+use crate::similarity::cosine_distance;
+use crate::vector_store::{Neighbour, Page, RoomCount, VectorStore};
+
+/// What the store holds once created.
+#[derive(Default)]
+struct Contents {
+    created: bool,
+    rows: BTreeMap<String, (Drawer, Vec<f32>)>,
+}
+
+/// An exact (brute-force cosine) vector store held in memory.
+///
+/// It is the ground truth of the conformance suite: ranking is exact, ties are broken by id,
+/// filters are applied before ranking, and it is safe to share between threads. Small apps and
+/// tests can use it directly; it does not persist anything.
+pub struct MemoryStore {
+    dimension: usize,
+    contents: RwLock<Contents>,
+}
+
+impl MemoryStore {
+    /// An empty, not yet created store for vectors of `dimension`.
+    pub fn new(dimension: usize) -> Self {
+        MemoryStore {
+            dimension,
+            contents: RwLock::new(Contents::default()),
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Contents> {
+        self.contents.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Contents> {
+        self.contents.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn check_dimension(&self, vector: &[f32], context: &str) -> Result<()> {
+        if vector.len() != self.dimension {
+            return Err(PalaceError::DimensionMismatch {
+                expected: self.dimension,
+                actual: vector.len(),
+                context: context.to_string(),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl VectorStore for MemoryStore {
+    fn backend_name(&self) -> &'static str {
+        "memory"
+    }
+
+    fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    async fn exists(&self) -> Result<bool> {
+        Ok(self.read().created)
+    }
+
+    async fn create_if_missing(&self) -> Result<()> {
+        self.write().created = true;
+        Ok(())
+    }
+
+    async fn upsert(&self, drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()> {
+        if drawers.len() != vectors.len() {
+            return Err(PalaceError::invalid(
+                "vectors",
+                format!("{} drawers but {} vectors", drawers.len(), vectors.len()),
+            ));
+        }
+        for (drawer, vector) in drawers.iter().zip(vectors) {
+            self.check_dimension(vector, &format!("upsert of {}", drawer.id))?;
+        }
+        let mut contents = self.write();
+        contents.created = true;
+        for (drawer, vector) in drawers.iter().zip(vectors) {
+            contents.rows.insert(drawer.id.clone(), (drawer.clone(), vector.clone()));
+        }
+        Ok(())
+    }
+
+    async fn query(&self, vector: &[f32], filter: &DrawerFilter, limit: usize) -> Result<Vec<Neighbour>> {
+        self.check_dimension(vector, "query")?;
+        let contents = self.read();
+        let mut scored: Vec<Neighbour> = contents
+            .rows
+            .values()
+            .filter(|(drawer, _)| filter.matches(drawer))
+            .map(|(drawer, v)| Neighbour {
+                drawer: drawer.clone(),
+                distance: cosine_distance(vector, v),
+            })
+            .collect();
+        scored.sort_by(|a, b| {
+            a.distance
+                .total_cmp(&b.distance)
+                .then_with(|| a.drawer.id.cmp(&b.drawer.id))
+        });
+        scored.truncate(limit);
+        Ok(scored)
+    }
+
+    async fn get(&self, ids: &[String]) -> Result<Vec<Drawer>> {
+        let contents = self.read();
+        let mut seen = HashSet::new();
+        Ok(ids
+            .iter()
+            .filter(|id| seen.insert(id.as_str()))
+            .filter_map(|id| contents.rows.get(id).map(|(d, _)| d.clone()))
+            .collect())
+    }
+
+    async fn delete(&self, ids: &[String]) -> Result<usize> {
+        let mut contents = self.write();
+        Ok(ids.iter().filter(|id| contents.rows.remove(*id).is_some()).count())
+    }
+
+    async fn count(&self, filter: &DrawerFilter) -> Result<u64> {
+        Ok(self.read().rows.values().filter(|(d, _)| filter.matches(d)).count() as u64)
+    }
+
+    async fn room_counts(&self, filter: &DrawerFilter) -> Result<Vec<RoomCount>> {
+        let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
+        for (drawer, _) in self.read().rows.values().filter(|(d, _)| filter.matches(d)) {
+            *counts
+                .entry((drawer.metadata.wing.clone(), drawer.metadata.room.clone()))
+                .or_default() += 1;
+        }
+        Ok(counts
+            .into_iter()
+            .map(|((wing, room), count)| RoomCount { wing, room, count })
+            .collect())
+    }
+
+    async fn list(&self, filter: &DrawerFilter, page: Page) -> Result<Vec<Drawer>> {
+        Ok(self
+            .read()
+            .rows
+            .values()
+            .filter(|(d, _)| filter.matches(d))
+            .skip(page.offset)
+            .take(page.limit)
+            .map(|(d, _)| d.clone())
+            .collect())
+    }
+}

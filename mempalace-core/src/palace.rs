@@ -1,0 +1,699 @@
+//! `Palace`: the service that implements MemPalace's behaviour once, over any backends.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::drawer::{AddedBy, Drawer, DrawerMetadata};
+use crate::drawer_id::agent_drawer_id;
+use crate::embedder::Embedder;
+use crate::error::{PalaceError, Result};
+use crate::filter::DrawerFilter;
+use crate::knowledge_graph::{Direction, KnowledgeGraph, NewTriple, Supersede};
+use crate::protocol::{AAAK_SPEC, PALACE_PROTOCOL};
+use crate::reports::*;
+use crate::similarity::similarity_from_distance;
+use crate::temporal::{now_iso, today};
+use crate::validation::{clamp_limit, validate_content, validate_name, validate_threshold};
+use crate::vector_store::{Page, RoomCount, VectorStore};
+use crate::write_lock::{FileWriteLock, WriteLock};
+
+/// The default duplicate threshold of `add_drawer` and `check_duplicate`.
+pub const DUPLICATE_THRESHOLD: f64 = 0.9;
+/// Name of the lock file inside the palace folder.
+pub const WRITE_LOCK_FILE: &str = "write.lock";
+
+/// Bounds on what one call may ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PalaceLimits {
+    /// Largest `limit` a search honours (larger ones are capped).
+    pub max_search_results: usize,
+    /// Largest page a listing or timeline returns.
+    pub max_page: usize,
+    /// How many nearest drawers the duplicate check inspects.
+    pub duplicate_candidates: usize,
+}
+
+impl Default for PalaceLimits {
+    fn default() -> Self {
+        PalaceLimits {
+            max_search_results: 100,
+            max_page: 1000,
+            duplicate_candidates: 5,
+        }
+    }
+}
+
+/// A drawer an agent wants to file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewDrawer {
+    /// Wing to file under.
+    pub wing: String,
+    /// Room to file under.
+    pub room: String,
+    /// Verbatim content.
+    pub content: String,
+    /// Where the content came from, if anywhere.
+    pub source_file: Option<String>,
+    /// Who files it.
+    pub added_by: AddedBy,
+}
+
+impl NewDrawer {
+    /// A drawer filed by an agent, with no source file.
+    pub fn new(wing: impl Into<String>, room: impl Into<String>, content: impl Into<String>) -> Self {
+        NewDrawer {
+            wing: wing.into(),
+            room: room.into(),
+            content: content.into(),
+            source_file: None,
+            added_by: AddedBy::Mcp,
+        }
+    }
+}
+
+/// The palace: an embedder, a vector store and a knowledge graph behind one API.
+///
+/// Reads of a palace that was never initialised fail with [`PalaceError::NoPalace`] and create
+/// nothing; [`Palace::init`] or the first write (`add_drawer`, `kg_add`, `diary_write`,
+/// `file_mined`) creates it. Writes that check before they write take the palace's
+/// [`WriteLock`] (by default a [`FileWriteLock`] in the palace folder, so they are atomic
+/// across processes too).
+pub struct Palace {
+    path: PathBuf,
+    embedder: Arc<dyn Embedder>,
+    store: Arc<dyn VectorStore>,
+    kg: Arc<dyn KnowledgeGraph>,
+    write_lock: Arc<dyn WriteLock>,
+    limits: PalaceLimits,
+}
+
+impl Palace {
+    /// Assembles a palace; the embedder's and the store's dimensions must agree.
+    pub fn new(
+        path: impl Into<PathBuf>,
+        embedder: Arc<dyn Embedder>,
+        store: Arc<dyn VectorStore>,
+        kg: Arc<dyn KnowledgeGraph>,
+    ) -> Result<Self> {
+        if embedder.dimension() != store.dimension() {
+            return Err(PalaceError::DimensionMismatch {
+                expected: store.dimension(),
+                actual: embedder.dimension(),
+                context: format!(
+                    "embedder {} against the {} store",
+                    embedder.model_name(),
+                    store.backend_name()
+                ),
+            });
+        }
+        let path = path.into();
+        let write_lock = Arc::new(FileWriteLock::new(path.join(WRITE_LOCK_FILE)));
+        Ok(Palace {
+            path,
+            embedder,
+            store,
+            kg,
+            write_lock,
+            limits: PalaceLimits::default(),
+        })
+    }
+
+    /// Replaces the write lock (e.g. a [`crate::ProcessWriteLock`] for a palace with no folder).
+    pub fn with_write_lock(mut self, lock: Arc<dyn WriteLock>) -> Self {
+        self.write_lock = lock;
+        self
+    }
+
+    /// Replaces the call limits.
+    pub fn with_limits(mut self, limits: PalaceLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The palace folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The embedder.
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    /// The vector store.
+    pub fn store(&self) -> &Arc<dyn VectorStore> {
+        &self.store
+    }
+
+    /// The knowledge graph.
+    pub fn knowledge_graph(&self) -> &Arc<dyn KnowledgeGraph> {
+        &self.kg
+    }
+
+    /// The call limits in force.
+    pub fn limits(&self) -> PalaceLimits {
+        self.limits
+    }
+
+    /// Whether the palace has been initialised.
+    pub async fn is_initialised(&self) -> Result<bool> {
+        self.store.exists().await
+    }
+
+    /// Creates the palace (store and graph) if missing; idempotent.
+    pub async fn init(&self) -> Result<()> {
+        self.store.create_if_missing().await?;
+        self.kg.create_if_missing().await
+    }
+
+    async fn require_palace(&self) -> Result<()> {
+        if self.store.exists().await? {
+            Ok(())
+        } else {
+            Err(PalaceError::NoPalace {
+                palace_path: self.path.clone(),
+            })
+        }
+    }
+
+    /// Overview: drawer counts per wing and room, the protocol and the AAAK spec; the
+    /// no-palace payload when the palace does not exist.
+    pub async fn status(&self) -> Result<Status> {
+        if !self.store.exists().await? {
+            return Ok(Status::NoPalace(NoPalaceReport::new(&self.path)));
+        }
+        let counts = self.store.room_counts(&DrawerFilter::all()).await?;
+        let mut wings = BTreeMap::new();
+        let mut rooms = BTreeMap::new();
+        for c in &counts {
+            *wings.entry(c.wing.clone()).or_insert(0) += c.count;
+            *rooms.entry(c.room.clone()).or_insert(0) += c.count;
+        }
+        Ok(Status::Ready(StatusReport {
+            total_drawers: counts.iter().map(|c| c.count).sum(),
+            wings,
+            rooms,
+            palace_path: self.path.display().to_string(),
+            protocol: PALACE_PROTOCOL.to_string(),
+            aaak_dialect: AAAK_SPEC.to_string(),
+        }))
+    }
+
+    async fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+        let mut vectors = self.embedder.embed(&[text.to_string()]).await?;
+        let vector = vectors
+            .pop()
+            .ok_or_else(|| PalaceError::Embedder("the embedder returned no vector".into()))?;
+        if vector.len() != self.store.dimension() {
+            return Err(PalaceError::DimensionMismatch {
+                expected: self.store.dimension(),
+                actual: vector.len(),
+                context: format!("vector from {}", self.embedder.model_name()),
+            });
+        }
+        Ok(vector)
+    }
+
+    fn search_filter(wing: Option<&str>, room: Option<&str>) -> Result<DrawerFilter> {
+        let mut filter = DrawerFilter::all();
+        if let Some(w) = wing {
+            validate_name("wing", w)?;
+            filter.wing = Some(w.to_string());
+        }
+        if let Some(r) = room {
+            validate_name("room", r)?;
+            filter.room = Some(r.to_string());
+        }
+        Ok(filter)
+    }
+
+    /// Semantic search, optionally within a wing and/or room; at most `limit` hits (capped at
+    /// [`PalaceLimits::max_search_results`]). A wing or room that holds no drawer at all is an
+    /// error naming the ones that exist, so a typo is not mistaken for "nothing found".
+    pub async fn search(
+        &self,
+        query: &str,
+        wing: Option<&str>,
+        room: Option<&str>,
+        limit: usize,
+    ) -> Result<SearchResponse> {
+        if query.trim().is_empty() {
+            return Err(PalaceError::invalid("query", "must not be empty"));
+        }
+        let limit = clamp_limit(limit, self.limits.max_search_results)?;
+        let filter = Self::search_filter(wing, room)?;
+        self.require_palace().await?;
+        let vector = self.embed_one(query).await?;
+        let neighbours = self.store.query(&vector, &filter, limit).await?;
+        if neighbours.is_empty() {
+            self.check_known(wing, room).await?;
+        }
+        let results = neighbours
+            .into_iter()
+            .map(|n| SearchHit {
+                source_file: file_name(&n.drawer.metadata.source_file),
+                text: n.drawer.text,
+                wing: n.drawer.metadata.wing,
+                room: n.drawer.metadata.room,
+                similarity: similarity_from_distance(n.distance),
+            })
+            .collect();
+        Ok(SearchResponse {
+            query: query.to_string(),
+            filters: SearchFilters {
+                wing: wing.map(str::to_string),
+                room: room.map(str::to_string),
+            },
+            results,
+        })
+    }
+
+    /// Errors when a named wing or room holds no drawers.
+    async fn check_known(&self, wing: Option<&str>, room: Option<&str>) -> Result<()> {
+        let counts = self.store.room_counts(&DrawerFilter::all()).await?;
+        if let Some(w) = wing
+            && !counts.iter().any(|c| c.wing == w)
+        {
+            return Err(PalaceError::UnknownWing {
+                wing: w.to_string(),
+                known: distinct(counts.iter().map(|c| c.wing.as_str())),
+            });
+        }
+        if let Some(r) = room
+            && !counts.iter().any(|c| c.room == r)
+        {
+            return Err(PalaceError::UnknownRoom {
+                room: r.to_string(),
+                known: distinct(counts.iter().map(|c| c.room.as_str())),
+            });
+        }
+        Ok(())
+    }
+
+    /// The drawers whose similarity to `content` is at least `threshold` (MemPalace inspects the
+    /// 5 nearest).
+    pub async fn check_duplicate(&self, content: &str, threshold: f64) -> Result<DuplicateCheck> {
+        validate_content(content)?;
+        validate_threshold(threshold)?;
+        self.require_palace().await?;
+        let vector = self.embed_one(content).await?;
+        self.duplicates_of(&vector, threshold).await
+    }
+
+    async fn duplicates_of(&self, vector: &[f32], threshold: f64) -> Result<DuplicateCheck> {
+        let neighbours = self
+            .store
+            .query(vector, &DrawerFilter::all(), self.limits.duplicate_candidates)
+            .await?;
+        let matches: Vec<DuplicateMatch> = neighbours
+            .into_iter()
+            .map(|n| (similarity_from_distance(n.distance), n.drawer))
+            .filter(|(similarity, _)| *similarity >= threshold)
+            .map(|(similarity, d)| DuplicateMatch {
+                id: d.id,
+                wing: d.metadata.wing,
+                room: d.metadata.room,
+                similarity,
+                content: preview(&d.text, 200),
+            })
+            .collect();
+        Ok(DuplicateCheck {
+            is_duplicate: !matches.is_empty(),
+            matches,
+        })
+    }
+
+    /// Files a drawer unless a semantic duplicate (similarity ≥ 0.9) exists. The check and the
+    /// write happen under the palace write lock, so concurrent adds of the same content
+    /// (from tasks or processes) store it once.
+    pub async fn add_drawer(&self, new: NewDrawer) -> Result<AddDrawerOutcome> {
+        validate_name("wing", &new.wing)?;
+        validate_name("room", &new.room)?;
+        validate_content(&new.content)?;
+        let source_file = new.source_file.unwrap_or_default();
+        if source_file.chars().any(char::is_control) {
+            return Err(PalaceError::invalid("source_file", "contains control characters"));
+        }
+        let vector = self.embed_one(&new.content).await?;
+        let _guard = self.write_lock.acquire().await?;
+        self.create_if_missing().await?;
+        let duplicates = self.duplicates_of(&vector, DUPLICATE_THRESHOLD).await?;
+        if duplicates.is_duplicate {
+            return Ok(AddDrawerOutcome::Duplicate(DuplicateRefused {
+                success: false,
+                reason: "duplicate".into(),
+                matches: duplicates.matches,
+            }));
+        }
+        let filed_at = now_iso();
+        let drawer = Drawer {
+            id: agent_drawer_id(&new.wing, &new.room, &new.content, &filed_at),
+            text: new.content,
+            metadata: DrawerMetadata {
+                wing: new.wing,
+                room: new.room,
+                source_file,
+                chunk_index: 0,
+                added_by: new.added_by,
+                filed_at,
+            },
+        };
+        self.store.upsert(std::slice::from_ref(&drawer), &[vector]).await?;
+        Ok(AddDrawerOutcome::Added(DrawerAdded {
+            success: true,
+            drawer_id: drawer.id,
+            wing: drawer.metadata.wing,
+            room: drawer.metadata.room,
+        }))
+    }
+
+    async fn create_if_missing(&self) -> Result<()> {
+        self.store.create_if_missing().await?;
+        self.kg.create_if_missing().await
+    }
+
+    /// Files a batch of mined chunks with their vectors, without the duplicate check (mined
+    /// ids are deterministic, so re-filing replaces), and deletes `stale_ids` (chunks of the
+    /// same files that no longer exist). Takes the write lock for this batch only.
+    pub async fn file_mined(&self, drawers: &[Drawer], vectors: &[Vec<f32>], stale_ids: &[String]) -> Result<()> {
+        for d in drawers {
+            validate_name("wing", &d.metadata.wing)?;
+            validate_name("room", &d.metadata.room)?;
+            validate_content(&d.text)?;
+        }
+        let _guard = self.write_lock.acquire().await?;
+        self.create_if_missing().await?;
+        if !drawers.is_empty() {
+            self.store.upsert(drawers, vectors).await?;
+        }
+        if !stale_ids.is_empty() {
+            self.store.delete(stale_ids).await?;
+        }
+        Ok(())
+    }
+
+    /// One drawer in full.
+    pub async fn get_drawer(&self, drawer_id: &str) -> Result<DrawerView> {
+        self.require_palace().await?;
+        self.store
+            .get(&[drawer_id.to_string()])
+            .await?
+            .pop()
+            .map(DrawerView::from)
+            .ok_or_else(|| PalaceError::DrawerNotFound(drawer_id.to_string()))
+    }
+
+    /// Drawers by wing and/or room, in id order, one page at a time.
+    pub async fn list_drawers(&self, wing: Option<&str>, room: Option<&str>, page: Page) -> Result<DrawerListing> {
+        let filter = Self::search_filter(wing, room)?;
+        let limit = clamp_limit(page.limit, self.limits.max_page)?;
+        self.require_palace().await?;
+        let drawers = self
+            .store
+            .list(&filter, Page { offset: page.offset, limit })
+            .await?;
+        let drawers: Vec<DrawerSummary> = drawers
+            .into_iter()
+            .map(|d| DrawerSummary {
+                content_preview: preview(&d.text, 200),
+                drawer_id: d.id,
+                wing: d.metadata.wing,
+                room: d.metadata.room,
+            })
+            .collect();
+        Ok(DrawerListing {
+            count: drawers.len(),
+            drawers,
+            offset: page.offset,
+            limit,
+        })
+    }
+
+    /// Deletes a drawer (facts citing it keep their source_closet: the deletion was on purpose).
+    pub async fn delete_drawer(&self, drawer_id: &str) -> Result<DrawerDeleted> {
+        self.require_palace().await?;
+        let _guard = self.write_lock.acquire().await?;
+        match self.store.delete(&[drawer_id.to_string()]).await? {
+            0 => Err(PalaceError::DrawerNotFound(drawer_id.to_string())),
+            _ => Ok(DrawerDeleted {
+                success: true,
+                drawer_id: drawer_id.to_string(),
+            }),
+        }
+    }
+
+    async fn room_counts(&self, filter: &DrawerFilter) -> Result<Vec<RoomCount>> {
+        self.require_palace().await?;
+        self.store.room_counts(filter).await
+    }
+
+    /// Drawer counts per wing.
+    pub async fn list_wings(&self) -> Result<WingList> {
+        let mut wings = BTreeMap::new();
+        for c in self.room_counts(&DrawerFilter::all()).await? {
+            *wings.entry(c.wing).or_insert(0) += c.count;
+        }
+        Ok(WingList { wings })
+    }
+
+    /// Drawer counts per room, in one wing or in all; an unknown wing is an error.
+    pub async fn list_rooms(&self, wing: Option<&str>) -> Result<RoomList> {
+        let filter = Self::search_filter(wing, None)?;
+        let counts = self.room_counts(&filter).await?;
+        if counts.is_empty() {
+            self.check_known(wing, None).await?;
+        }
+        let mut rooms = BTreeMap::new();
+        for c in counts {
+            *rooms.entry(c.room).or_insert(0) += c.count;
+        }
+        Ok(RoomList {
+            wing: wing.unwrap_or("all").to_string(),
+            rooms,
+        })
+    }
+
+    /// wing → room → drawer count.
+    pub async fn taxonomy(&self) -> Result<Taxonomy> {
+        let mut taxonomy: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+        for c in self.room_counts(&DrawerFilter::all()).await? {
+            taxonomy.entry(c.wing).or_default().insert(c.room, c.count);
+        }
+        Ok(Taxonomy { taxonomy })
+    }
+
+    /// Facts about an entity, optionally as of a date, in the given direction(s).
+    pub async fn kg_query(&self, entity: &str, as_of: Option<&str>, direction: Direction) -> Result<KgQueryResult> {
+        self.require_palace().await?;
+        let facts = self.kg.query_entity(entity, as_of, direction).await?;
+        Ok(KgQueryResult {
+            entity: entity.to_string(),
+            as_of: as_of.map(str::to_string),
+            count: facts.len(),
+            facts,
+        })
+    }
+
+    /// Adds a fact. A `source_closet` must name an existing drawer, so the graph never points
+    /// at a drawer that is not there.
+    pub async fn kg_add(&self, triple: NewTriple) -> Result<KgAdded> {
+        let triple = triple.validated()?;
+        let _guard = self.write_lock.acquire().await?;
+        self.create_if_missing().await?;
+        if let Some(closet) = &triple.source_closet
+            && self.store.get(std::slice::from_ref(closet)).await?.is_empty()
+        {
+            return Err(PalaceError::invalid(
+                "source_closet",
+                format!("drawer {closet} does not exist in this palace"),
+            ));
+        }
+        let triple_id = self.kg.add_triple(&triple).await?;
+        Ok(KgAdded {
+            success: true,
+            triple_id,
+            fact: arrow_fact(&triple.subject, &triple.predicate, &triple.object),
+        })
+    }
+
+    /// Closes a current fact at `ended` (default today); it stays in the graph as history.
+    pub async fn kg_invalidate(&self, subject: &str, predicate: &str, object: &str, ended: Option<&str>) -> Result<KgInvalidated> {
+        self.require_palace().await?;
+        let _guard = self.write_lock.acquire().await?;
+        let closed = self.kg.invalidate(subject, predicate, object, ended).await?;
+        Ok(KgInvalidated {
+            success: closed > 0,
+            fact: arrow_fact(subject, predicate, object),
+            ended: ended.map(str::to_string).unwrap_or_else(today),
+            closed,
+        })
+    }
+
+    /// Replaces a single-valued fact: the old value ends just before `at`, the new one starts
+    /// at `at`, in one transaction.
+    pub async fn kg_supersede(&self, change: Supersede) -> Result<KgSuperseded> {
+        self.require_palace().await?;
+        let _guard = self.write_lock.acquire().await?;
+        let done = self.kg.supersede(&change).await?;
+        Ok(KgSuperseded {
+            success: true,
+            fact: arrow_fact(&change.subject, &change.predicate, &change.new_object),
+            replaced: arrow_fact(&change.subject, &change.predicate, &change.old_object),
+            triple_id: done.new_triple_id,
+            ended: done.old_valid_to,
+            started: done.new_valid_from,
+        })
+    }
+
+    /// Facts in chronological order, of one entity or of all.
+    pub async fn kg_timeline(&self, entity: Option<&str>, page: Page) -> Result<KgTimeline> {
+        let limit = clamp_limit(page.limit, self.limits.max_page)?;
+        self.require_palace().await?;
+        let timeline = self
+            .kg
+            .timeline(entity, Page { offset: page.offset, limit })
+            .await?;
+        Ok(KgTimeline {
+            entity: entity.unwrap_or("all").to_string(),
+            count: timeline.len(),
+            timeline,
+        })
+    }
+
+    /// Entity and fact counts.
+    pub async fn kg_stats(&self) -> Result<crate::knowledge_graph::KgStats> {
+        self.require_palace().await?;
+        self.kg.stats().await
+    }
+
+    /// Writes an agent's diary entry: a drawer in `wing_<agent>` / `diary`, topic kept in its
+    /// source_file as `diary/<topic>`. Diary entries skip the duplicate check (two days can
+    /// read alike).
+    pub async fn diary_write(&self, agent_name: &str, entry: &str, topic: Option<&str>) -> Result<DiaryWritten> {
+        let wing = diary_wing(agent_name)?;
+        validate_content(entry)?;
+        let topic = topic.map(str::trim).filter(|t| !t.is_empty()).unwrap_or("general");
+        validate_name("topic", topic)?;
+        let vector = self.embed_one(entry).await?;
+        let _guard = self.write_lock.acquire().await?;
+        self.create_if_missing().await?;
+        let timestamp = now_iso();
+        let drawer = Drawer {
+            id: agent_drawer_id(&wing, DIARY_ROOM, entry, &timestamp),
+            text: entry.to_string(),
+            metadata: DrawerMetadata {
+                wing,
+                room: DIARY_ROOM.into(),
+                source_file: format!("diary/{topic}"),
+                chunk_index: 0,
+                added_by: AddedBy::Mcp,
+                filed_at: timestamp.clone(),
+            },
+        };
+        self.store.upsert(std::slice::from_ref(&drawer), &[vector]).await?;
+        Ok(DiaryWritten {
+            success: true,
+            entry_id: drawer.id,
+            agent: agent_name.to_string(),
+            topic: topic.to_string(),
+            timestamp,
+        })
+    }
+
+    /// The agent's newest `last_n` diary entries, newest first.
+    pub async fn diary_read(&self, agent_name: &str, last_n: usize) -> Result<DiaryRead> {
+        let wing = diary_wing(agent_name)?;
+        let last_n = clamp_limit(last_n, self.limits.max_page)?;
+        self.require_palace().await?;
+        let filter = DrawerFilter::wing(wing).with_room(DIARY_ROOM);
+        let total = self.store.count(&filter).await?;
+        let mut drawers = Vec::with_capacity(total as usize);
+        let page_size = self.limits.max_page;
+        loop {
+            let page = self
+                .store
+                .list(&filter, Page { offset: drawers.len(), limit: page_size })
+                .await?;
+            let done = page.len() < page_size;
+            drawers.extend(page);
+            if done {
+                break;
+            }
+        }
+        drawers.sort_by(|a, b| b.metadata.filed_at.cmp(&a.metadata.filed_at).then_with(|| a.id.cmp(&b.id)));
+        let entries: Vec<DiaryEntry> = drawers
+            .into_iter()
+            .take(last_n)
+            .map(|d| DiaryEntry {
+                date: d.metadata.filed_at.chars().take(10).collect(),
+                topic: d
+                    .metadata
+                    .source_file
+                    .strip_prefix("diary/")
+                    .unwrap_or("general")
+                    .to_string(),
+                timestamp: d.metadata.filed_at,
+                content: d.text,
+            })
+            .collect();
+        Ok(DiaryRead {
+            agent: agent_name.to_string(),
+            showing: entries.len(),
+            total,
+            entries,
+        })
+    }
+}
+
+/// The room diary entries live in.
+pub const DIARY_ROOM: &str = "diary";
+
+/// The wing of an agent's diary: `wing_` + the agent's name in lower case, spaces to `_`.
+pub fn diary_wing(agent_name: &str) -> Result<String> {
+    validate_name("agent_name", agent_name)?;
+    Ok(format!("wing_{}", agent_name.to_lowercase().replace(' ', "_")))
+}
+
+/// "subject → predicate → object".
+fn arrow_fact(subject: &str, predicate: &str, object: &str) -> String {
+    format!("{subject} → {predicate} → {object}")
+}
+
+/// The last component of a path ("?" when the path is empty), like Python's `Path(p).name`.
+fn file_name(path: &str) -> String {
+    if path.is_empty() {
+        return "?".into();
+    }
+    Path::new(path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_string())
+}
+
+/// Sorted distinct values.
+fn distinct<'a>(values: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut v: Vec<String> = values.map(str::to_string).collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_name_keeps_only_the_last_component() {
+        assert_eq!(file_name("/home/u/proj/src/auth.rs"), "auth.rs");
+        assert_eq!(file_name("notes.md"), "notes.md");
+        assert_eq!(file_name(""), "?");
+        assert_eq!(file_name("diary/standup"), "standup");
+    }
+
+    #[test]
+    fn diary_wing_is_normalised() {
+        assert_eq!(diary_wing("Claude Code").unwrap(), "wing_claude_code");
+        assert!(diary_wing(" ").is_err());
+    }
+}

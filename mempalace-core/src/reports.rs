@@ -1,0 +1,372 @@
+//! The typed results of every `Palace` operation; each serialises to the JSON payload that
+//! MemPalace's MCP tools return.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::drawer::{AddedBy, Drawer};
+use crate::knowledge_graph::Fact;
+
+/// The hint shown when no palace exists.
+pub const NO_PALACE_HINT: &str = "Run: mempalace init <dir> && mempalace mine <dir>";
+
+/// `status` of an initialised palace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusReport {
+    /// Number of drawers in the palace.
+    pub total_drawers: u64,
+    /// Drawers per wing.
+    pub wings: BTreeMap<String, u64>,
+    /// Drawers per room (summed over wings).
+    pub rooms: BTreeMap<String, u64>,
+    /// Where the palace lives.
+    pub palace_path: String,
+    /// The behaviour protocol ([`crate::PALACE_PROTOCOL`]).
+    pub protocol: String,
+    /// The AAAK dialect spec ([`crate::AAAK_SPEC`]).
+    pub aaak_dialect: String,
+}
+
+/// The payload answered when no palace exists at the path.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoPalaceReport {
+    /// Always "No palace found".
+    pub error: String,
+    /// Where the palace was looked for.
+    pub palace_path: String,
+    /// How to create one.
+    pub hint: String,
+}
+
+impl NoPalaceReport {
+    /// The report for a palace path.
+    pub fn new(palace_path: &std::path::Path) -> Self {
+        NoPalaceReport {
+            error: "No palace found".into(),
+            palace_path: palace_path.display().to_string(),
+            hint: NO_PALACE_HINT.into(),
+        }
+    }
+}
+
+/// `status`: the report, or the no-palace payload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Status {
+    /// The palace exists.
+    Ready(StatusReport),
+    /// No palace at the path.
+    NoPalace(NoPalaceReport),
+}
+
+/// The filters a search ran with.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchFilters {
+    /// Wing filter, if any.
+    pub wing: Option<String>,
+    /// Room filter, if any.
+    pub room: Option<String>,
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    /// The drawer's verbatim text.
+    pub text: String,
+    /// Its wing.
+    pub wing: String,
+    /// Its room.
+    pub room: String,
+    /// The source file's name only (no folders).
+    pub source_file: String,
+    /// `round(1 - cosine distance, 3)`.
+    pub similarity: f64,
+}
+
+/// `search` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchResponse {
+    /// The query text.
+    pub query: String,
+    /// The filters applied.
+    pub filters: SearchFilters,
+    /// Hits, most similar first.
+    pub results: Vec<SearchHit>,
+}
+
+/// A drawer close to checked content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DuplicateMatch {
+    /// The existing drawer's id.
+    pub id: String,
+    /// Its wing.
+    pub wing: String,
+    /// Its room.
+    pub room: String,
+    /// `round(1 - cosine distance, 3)`.
+    pub similarity: f64,
+    /// Its text, cut to 200 characters plus "..." when longer.
+    pub content: String,
+}
+
+/// `check_duplicate` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DuplicateCheck {
+    /// True when at least one match reaches the threshold.
+    pub is_duplicate: bool,
+    /// The matches at or above the threshold, most similar first.
+    pub matches: Vec<DuplicateMatch>,
+}
+
+/// A drawer was filed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DrawerAdded {
+    /// Always true.
+    pub success: bool,
+    /// The new drawer's id.
+    pub drawer_id: String,
+    /// Its wing.
+    pub wing: String,
+    /// Its room.
+    pub room: String,
+}
+
+/// A drawer was refused as a semantic duplicate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DuplicateRefused {
+    /// Always false.
+    pub success: bool,
+    /// Always "duplicate".
+    pub reason: String,
+    /// The drawers it duplicates.
+    pub matches: Vec<DuplicateMatch>,
+}
+
+/// `add_drawer` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AddDrawerOutcome {
+    /// Filed.
+    Added(DrawerAdded),
+    /// Refused.
+    Duplicate(DuplicateRefused),
+}
+
+impl AddDrawerOutcome {
+    /// The new drawer's id, when one was filed.
+    pub fn drawer_id(&self) -> Option<&str> {
+        match self {
+            AddDrawerOutcome::Added(a) => Some(&a.drawer_id),
+            AddDrawerOutcome::Duplicate(_) => None,
+        }
+    }
+}
+
+/// One drawer in full (`get_drawer`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DrawerView {
+    /// Its id.
+    pub drawer_id: String,
+    /// Its verbatim text.
+    pub content: String,
+    /// Its wing.
+    pub wing: String,
+    /// Its room.
+    pub room: String,
+    /// The source file as filed.
+    pub source_file: String,
+    /// Chunk position in the source.
+    pub chunk_index: u32,
+    /// Who filed it.
+    pub added_by: AddedBy,
+    /// When.
+    pub filed_at: String,
+}
+
+impl From<Drawer> for DrawerView {
+    fn from(d: Drawer) -> Self {
+        DrawerView {
+            drawer_id: d.id,
+            content: d.text,
+            wing: d.metadata.wing,
+            room: d.metadata.room,
+            source_file: d.metadata.source_file,
+            chunk_index: d.metadata.chunk_index,
+            added_by: d.metadata.added_by,
+            filed_at: d.metadata.filed_at,
+        }
+    }
+}
+
+/// One line of a drawer listing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DrawerSummary {
+    /// Its id.
+    pub drawer_id: String,
+    /// Its wing.
+    pub wing: String,
+    /// Its room.
+    pub room: String,
+    /// The first 200 characters of its text ("..." appended when cut).
+    pub content_preview: String,
+}
+
+/// `list_drawers` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DrawerListing {
+    /// This page's drawers, in id order.
+    pub drawers: Vec<DrawerSummary>,
+    /// How many are on this page.
+    pub count: usize,
+    /// The page's offset.
+    pub offset: usize,
+    /// The page's limit.
+    pub limit: usize,
+}
+
+/// `delete_drawer` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DrawerDeleted {
+    /// Always true.
+    pub success: bool,
+    /// The deleted drawer's id.
+    pub drawer_id: String,
+}
+
+/// `list_wings` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WingList {
+    /// Drawers per wing.
+    pub wings: BTreeMap<String, u64>,
+}
+
+/// `list_rooms` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoomList {
+    /// The wing listed, or "all".
+    pub wing: String,
+    /// Drawers per room.
+    pub rooms: BTreeMap<String, u64>,
+}
+
+/// `taxonomy` result: wing → room → drawer count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Taxonomy {
+    /// wing → room → count.
+    pub taxonomy: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+/// `kg_query` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KgQueryResult {
+    /// The entity asked about.
+    pub entity: String,
+    /// The date asked about, if any.
+    pub as_of: Option<String>,
+    /// Matching facts.
+    pub facts: Vec<Fact>,
+    /// Number of facts.
+    pub count: usize,
+}
+
+/// `kg_add` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KgAdded {
+    /// Always true.
+    pub success: bool,
+    /// The triple's id.
+    pub triple_id: String,
+    /// "subject → predicate → object".
+    pub fact: String,
+}
+
+/// `kg_invalidate` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KgInvalidated {
+    /// True when a current fact was closed.
+    pub success: bool,
+    /// "subject → predicate → object".
+    pub fact: String,
+    /// The end date set.
+    pub ended: String,
+    /// How many facts were closed.
+    pub closed: u64,
+}
+
+/// `kg_supersede` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KgSuperseded {
+    /// Always true.
+    pub success: bool,
+    /// The new fact, "subject → predicate → new_object".
+    pub fact: String,
+    /// The fact it replaced, "subject → predicate → old_object".
+    pub replaced: String,
+    /// The new triple's id.
+    pub triple_id: String,
+    /// The old fact's new valid_to.
+    pub ended: String,
+    /// The new fact's valid_from.
+    pub started: String,
+}
+
+/// `kg_timeline` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KgTimeline {
+    /// The entity, or "all".
+    pub entity: String,
+    /// Facts in chronological order.
+    pub timeline: Vec<Fact>,
+    /// Number of facts.
+    pub count: usize,
+}
+
+/// `diary_write` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiaryWritten {
+    /// Always true.
+    pub success: bool,
+    /// The diary drawer's id.
+    pub entry_id: String,
+    /// The agent.
+    pub agent: String,
+    /// The entry's topic.
+    pub topic: String,
+    /// When it was written.
+    pub timestamp: String,
+}
+
+/// One diary entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiaryEntry {
+    /// The day, YYYY-MM-DD.
+    pub date: String,
+    /// The full timestamp.
+    pub timestamp: String,
+    /// The topic.
+    pub topic: String,
+    /// The entry text.
+    pub content: String,
+}
+
+/// `diary_read` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiaryRead {
+    /// The agent.
+    pub agent: String,
+    /// Newest entries first.
+    pub entries: Vec<DiaryEntry>,
+    /// Entries the agent has in all.
+    pub total: u64,
+    /// Entries returned.
+    pub showing: usize,
+}
+
+/// Cuts text to `max_chars` characters, appending "..." when it was longer.
+pub fn preview(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
+    }
+}

@@ -1,0 +1,91 @@
+//! The `VectorStore` trait: drawers with their vectors, searched by cosine distance.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::drawer::Drawer;
+use crate::error::Result;
+use crate::filter::DrawerFilter;
+
+/// One search result from a store: the drawer and its cosine distance to the query.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Neighbour {
+    /// The drawer found.
+    pub drawer: Drawer,
+    /// Cosine distance `1 - cos` between the query and the drawer's vector.
+    pub distance: f32,
+}
+
+/// How many drawers one (wing, room) pair holds.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct RoomCount {
+    /// The wing.
+    pub wing: String,
+    /// The room inside the wing.
+    pub room: String,
+    /// Number of drawers.
+    pub count: u64,
+}
+
+/// A page of a listing: skip `offset` drawers, return at most `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page {
+    /// Drawers to skip (in id order).
+    pub offset: usize,
+    /// Most drawers to return.
+    pub limit: usize,
+}
+
+impl Page {
+    /// The first `limit` drawers.
+    pub fn first(limit: usize) -> Self {
+        Page { offset: 0, limit }
+    }
+}
+
+/// Storage of drawers and their vectors.
+///
+/// Implementations translate; policy (ids, duplicate checks, result shaping, validation of
+/// names) lives in [`crate::Palace`]. Every implementation must pass the conformance suite
+/// (`mempalace-conformance`). Contract highlights:
+/// - `upsert` replaces a drawer with the same id; a vector whose length differs from
+///   [`VectorStore::dimension`] is a [`crate::PalaceError::DimensionMismatch`] and nothing of
+///   the batch is written.
+/// - `query` filters inside the backend (never after the fact), returns at most `limit`
+///   neighbours ordered by ascending distance, ties broken by ascending id.
+/// - `list` orders by id so that paging is stable.
+#[async_trait]
+pub trait VectorStore: Send + Sync {
+    /// A short backend name for errors and status, e.g. "memory", "lancedb", "qdrant".
+    fn backend_name(&self) -> &'static str;
+
+    /// The vector dimension this store holds.
+    fn dimension(&self) -> usize;
+
+    /// Whether the store's table/collection exists (the palace has been initialised).
+    async fn exists(&self) -> Result<bool>;
+
+    /// Creates the table/collection if missing (idempotent).
+    async fn create_if_missing(&self) -> Result<()>;
+
+    /// Inserts or replaces drawers with their vectors (`drawers[i]` goes with `vectors[i]`).
+    async fn upsert(&self, drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()>;
+
+    /// The `limit` nearest drawers to `vector` by cosine distance, within `filter`.
+    async fn query(&self, vector: &[f32], filter: &DrawerFilter, limit: usize) -> Result<Vec<Neighbour>>;
+
+    /// The drawers with these ids (missing ids are skipped), in the order of `ids`.
+    async fn get(&self, ids: &[String]) -> Result<Vec<Drawer>>;
+
+    /// Deletes drawers by id; returns how many existed.
+    async fn delete(&self, ids: &[String]) -> Result<usize>;
+
+    /// Number of drawers matching `filter`.
+    async fn count(&self, filter: &DrawerFilter) -> Result<u64>;
+
+    /// Drawer counts per (wing, room), aggregated by the backend, sorted by wing then room.
+    async fn room_counts(&self, filter: &DrawerFilter) -> Result<Vec<RoomCount>>;
+
+    /// Drawers matching `filter`, ordered by id, one page at a time.
+    async fn list(&self, filter: &DrawerFilter, page: Page) -> Result<Vec<Drawer>>;
+}

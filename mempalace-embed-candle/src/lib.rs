@@ -1,0 +1,1 @@
+//! mempalace-embed-candle

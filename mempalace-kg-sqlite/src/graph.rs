@@ -1,0 +1,454 @@
+//! `SqliteKnowledgeGraph`: the `KnowledgeGraph` trait over one SQLite file.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use md5::{Digest, Md5};
+use mempalace_core::knowledge_graph::{entity_id, predicate_id};
+use mempalace_core::temporal::{canonical_date, ends_before_start, now_iso, previous_granule, today};
+use mempalace_core::{
+    Direction, Fact, KgStats, KnowledgeGraph, NewEntity, NewTriple, Page, PalaceError, Result, Supersede,
+    Supersession,
+};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+
+use crate::facts::{entity_facts, relationship_facts, timeline_facts};
+use crate::schema::{configure, ensure_schema};
+
+/// Where the graph lives.
+#[derive(Debug, Clone)]
+enum Location {
+    File(PathBuf),
+    Memory,
+}
+
+struct Inner {
+    location: Location,
+    conn: Mutex<Option<Connection>>,
+}
+
+/// A MemPalace knowledge graph stored in SQLite.
+///
+/// Cheap to clone (clones share the connection). All SQLite work runs on tokio's blocking
+/// threads, so async callers are never stalled by disk I/O.
+#[derive(Clone)]
+pub struct SqliteKnowledgeGraph {
+    inner: Arc<Inner>,
+}
+
+impl SqliteKnowledgeGraph {
+    /// A graph in the file at `path` (created with its folder on the first write).
+    pub fn open(path: impl Into<PathBuf>) -> Self {
+        Self::with_location(Location::File(path.into()))
+    }
+
+    /// A graph in `palace_dir/knowledge_graph.sqlite3`.
+    pub fn in_palace(palace_dir: &Path) -> Self {
+        Self::open(palace_dir.join(crate::KG_FILE_NAME))
+    }
+
+    /// A private in-memory graph (for tests and throwaway palaces).
+    pub fn in_memory() -> Self {
+        Self::with_location(Location::Memory)
+    }
+
+    fn with_location(location: Location) -> Self {
+        SqliteKnowledgeGraph {
+            inner: Arc::new(Inner {
+                location,
+                conn: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The file path, or None for an in-memory graph.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.inner.location {
+            Location::File(p) => Some(p),
+            Location::Memory => None,
+        }
+    }
+
+    /// Runs `f` on the connection in a blocking thread. With `create` false and no database
+    /// yet, returns `Ok(None)` without creating anything.
+    async fn run<T: Send + 'static>(
+        &self,
+        operation: &'static str,
+        create: bool,
+        f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    ) -> Result<Option<T>> {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || {
+            let mut slot = inner.conn.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.is_none() {
+                match open_connection(&inner.location, create).map_err(|e| PalaceError::kg(operation, e))? {
+                    Some(conn) => *slot = Some(conn),
+                    None => return Ok(None),
+                }
+            }
+            let conn = slot.as_mut().expect("connection was just opened");
+            f(conn).map(Some)
+        })
+        .await
+        .map_err(|e| PalaceError::kg(operation, format!("worker thread failed: {e}")))?
+    }
+
+    /// Like `run`, for writes: creates the database when missing.
+    async fn write<T: Send + 'static>(
+        &self,
+        operation: &'static str,
+        f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        Ok(self
+            .run(operation, true, f)
+            .await?
+            .expect("a created database always runs the operation"))
+    }
+
+    /// Like `run`, for reads: `default` when the database does not exist.
+    async fn read<T: Send + 'static>(
+        &self,
+        operation: &'static str,
+        default: T,
+        f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        Ok(self.run(operation, false, f).await?.unwrap_or(default))
+    }
+}
+
+/// Opens (and, when `create`, creates) the database; `None` when it does not exist.
+fn open_connection(location: &Location, create: bool) -> rusqlite::Result<Option<Connection>> {
+    let mut conn = match location {
+        Location::Memory => {
+            if !create {
+                return Ok(None);
+            }
+            Connection::open_in_memory()?
+        }
+        Location::File(path) => {
+            if !path.exists() {
+                if !create {
+                    return Ok(None);
+                }
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| {
+                        rusqlite::Error::SqliteFailure(
+                            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+                            Some(format!("cannot create {}: {e}", parent.display())),
+                        )
+                    })?;
+                }
+            }
+            Connection::open(path)?
+        }
+    };
+    configure(&conn)?;
+    ensure_schema(&mut conn)?;
+    Ok(Some(conn))
+}
+
+/// Maps a rusqlite error to a typed KG error for `operation`.
+fn sql(operation: &'static str) -> impl Fn(rusqlite::Error) -> PalaceError {
+    move |e| PalaceError::kg(operation, e)
+}
+
+fn immediate<'c>(conn: &'c mut Connection, operation: &'static str) -> Result<Transaction<'c>> {
+    conn.transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(sql(operation))
+}
+
+/// MemPalace's triple id: `t_{subject}_{predicate}_{object}_{8 hex of md5(valid_from + now)}`.
+fn triple_id(sub: &str, pred: &str, obj: &str, valid_from: Option<&str>) -> String {
+    let seed = format!("{}{}", valid_from.unwrap_or("None"), now_iso());
+    let digest = hex::encode(Md5::digest(seed.as_bytes()));
+    format!("t_{sub}_{pred}_{obj}_{}", &digest[..8])
+}
+
+/// Inserts the entity if missing (keeping an existing display name), returns its id.
+fn ensure_entity(tx: &Transaction<'_>, name: &str) -> rusqlite::Result<String> {
+    let id = entity_id(name);
+    tx.prepare_cached("INSERT OR IGNORE INTO entities (id, name) VALUES (?1, ?2)")?
+        .execute(params![id, name])?;
+    Ok(id)
+}
+
+/// Inserts a validated triple unless the same one is already there; returns its id.
+fn insert_triple(tx: &Transaction<'_>, t: &NewTriple) -> rusqlite::Result<String> {
+    let sub = ensure_entity(tx, &t.subject)?;
+    let obj = ensure_entity(tx, &t.object)?;
+    let existing: Option<String> = if t.valid_to.is_none() {
+        tx.prepare_cached(
+            "SELECT id FROM triples WHERE subject = ?1 AND predicate = ?2 AND object = ?3 AND valid_to IS NULL",
+        )?
+        .query_row(params![sub, t.predicate, obj], |r| r.get(0))
+        .optional()?
+    } else {
+        tx.prepare_cached(
+            "SELECT id FROM triples WHERE subject = ?1 AND predicate = ?2 AND object = ?3
+               AND valid_from IS ?4 AND valid_to IS ?5",
+        )?
+        .query_row(params![sub, t.predicate, obj, t.valid_from, t.valid_to], |r| r.get(0))
+        .optional()?
+    };
+    if let Some(id) = existing {
+        return Ok(id);
+    }
+    let id = triple_id(&sub, &t.predicate, &obj, t.valid_from.as_deref());
+    tx.prepare_cached(
+        "INSERT INTO triples (id, subject, predicate, object, valid_from, valid_to, confidence,
+                              source_closet, source_file, source_drawer_id, extracted_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?8, ?10)",
+    )?
+    .execute(params![
+        id,
+        sub,
+        t.predicate,
+        obj,
+        t.valid_from,
+        t.valid_to,
+        t.confidence,
+        t.source_closet,
+        t.source_file,
+        now_iso()
+    ])?;
+    Ok(id)
+}
+
+/// The valid_from of every open (subject, predicate, object) fact.
+fn open_fact_starts(tx: &Transaction<'_>, sub: &str, pred: &str, obj: &str) -> rusqlite::Result<Vec<Option<String>>> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT valid_from FROM triples WHERE subject = ?1 AND predicate = ?2 AND object = ?3 AND valid_to IS NULL",
+    )?;
+    let rows = stmt.query_map(params![sub, pred, obj], |r| r.get(0))?;
+    rows.collect()
+}
+
+/// Sets valid_to on the open (subject, predicate, object) facts; errors, changing nothing, if
+/// that would end a fact before it started.
+fn close_open_facts(tx: &Transaction<'_>, sub: &str, pred: &str, obj: &str, ended: &str) -> Result<u64> {
+    let op = "invalidate";
+    for start in open_fact_starts(tx, sub, pred, obj).map_err(sql(op))?.into_iter().flatten() {
+        if ends_before_start(&start, ended) {
+            return Err(PalaceError::invalid(
+                "ended",
+                format!("{ended} is before the fact's valid_from {start}"),
+            ));
+        }
+    }
+    let n = tx
+        .prepare_cached(
+            "UPDATE triples SET valid_to = ?4 WHERE subject = ?1 AND predicate = ?2 AND object = ?3 AND valid_to IS NULL",
+        )
+        .and_then(|mut s| s.execute(params![sub, pred, obj, ended]))
+        .map_err(sql(op))?;
+    Ok(n as u64)
+}
+
+fn canonical_as_of(as_of: Option<&str>) -> Result<Option<String>> {
+    as_of.map(|d| canonical_date("as_of", d)).transpose()
+}
+
+#[async_trait]
+impl KnowledgeGraph for SqliteKnowledgeGraph {
+    async fn exists(&self) -> Result<bool> {
+        match &self.inner.location {
+            Location::File(path) => Ok(path.exists()),
+            Location::Memory => Ok(self.inner.conn.lock().unwrap_or_else(|p| p.into_inner()).is_some()),
+        }
+    }
+
+    async fn create_if_missing(&self) -> Result<()> {
+        self.write("create", |_| Ok(())).await
+    }
+
+    async fn add_entity(&self, entity: &NewEntity) -> Result<String> {
+        entity.validate()?;
+        let id = entity_id(&entity.name);
+        let (name, kind, props) = (
+            entity.name.trim().to_string(),
+            entity.entity_type.trim().to_string(),
+            entity.properties.to_string(),
+        );
+        let op = "add_entity";
+        self.write(op, move |conn| {
+            conn.execute(
+                "INSERT INTO entities (id, name, type, properties) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(id) DO UPDATE SET name = excluded.name, type = excluded.type,
+                                               properties = excluded.properties",
+                params![id, name, kind, props],
+            )
+            .map_err(sql(op))?;
+            Ok(id)
+        })
+        .await
+    }
+
+    async fn add_triple(&self, triple: &NewTriple) -> Result<String> {
+        let t = triple.validated()?;
+        let op = "add_triple";
+        self.write(op, move |conn| {
+            let tx = immediate(conn, op)?;
+            let id = insert_triple(&tx, &t).map_err(sql(op))?;
+            tx.commit().map_err(sql(op))?;
+            Ok(id)
+        })
+        .await
+    }
+
+    async fn invalidate(&self, subject: &str, predicate: &str, object: &str, ended: Option<&str>) -> Result<u64> {
+        let ended = match ended {
+            Some(d) => canonical_date("ended", d)?,
+            None => today(),
+        };
+        let (sub, pred, obj) = (entity_id(subject), predicate_id(predicate), entity_id(object));
+        if !self.exists().await? {
+            return Ok(0);
+        }
+        let op = "invalidate";
+        self.write(op, move |conn| {
+            let tx = immediate(conn, op)?;
+            let n = close_open_facts(&tx, &sub, &pred, &obj, &ended)?;
+            tx.commit().map_err(sql(op))?;
+            Ok(n)
+        })
+        .await
+    }
+
+    async fn supersede(&self, change: &Supersede) -> Result<Supersession> {
+        let at = canonical_date("at", &change.at)?;
+        let old_valid_to = previous_granule(&at)?;
+        let mut new = NewTriple::new(&change.subject, &change.predicate, &change.new_object);
+        new.valid_from = Some(at.clone());
+        new.confidence = change.confidence;
+        new.source_closet = change.source_closet.clone();
+        let new = new.validated()?;
+        NewTriple::new(&change.subject, &change.predicate, &change.old_object).validated()?;
+        let (sub, pred, old_obj, new_obj) = (
+            entity_id(&change.subject),
+            new.predicate.clone(),
+            entity_id(&change.old_object),
+            entity_id(&change.new_object),
+        );
+        let describe = format!("{} → {} → {}", change.subject, new.predicate, change.old_object);
+        let op = "supersede";
+        self.write(op, move |conn| {
+            let tx = immediate(conn, op)?;
+            if open_fact_starts(&tx, &sub, &pred, &old_obj).map_err(sql(op))?.is_empty() {
+                return Err(PalaceError::invalid(
+                    "old_object",
+                    format!("there is no current fact {describe} to supersede"),
+                ));
+            }
+            if !open_fact_starts(&tx, &sub, &pred, &new_obj).map_err(sql(op))?.is_empty() {
+                return Err(PalaceError::invalid(
+                    "new_object",
+                    format!("{} → {} → {} is already current", new.subject, new.predicate, new.object),
+                ));
+            }
+            close_open_facts(&tx, &sub, &pred, &old_obj, &old_valid_to)?;
+            let new_triple_id = insert_triple(&tx, &new).map_err(sql(op))?;
+            tx.commit().map_err(sql(op))?;
+            Ok(Supersession {
+                new_triple_id,
+                old_valid_to,
+                new_valid_from: at,
+            })
+        })
+        .await
+    }
+
+    async fn query_entity(&self, name: &str, as_of: Option<&str>, direction: Direction) -> Result<Vec<Fact>> {
+        let as_of = canonical_as_of(as_of)?;
+        let id = entity_id(name);
+        let op = "query_entity";
+        self.read(op, Vec::new(), move |conn| {
+            entity_facts(conn, &id, as_of.as_deref(), direction).map_err(sql(op))
+        })
+        .await
+    }
+
+    async fn query_relationship(&self, predicate: &str, as_of: Option<&str>) -> Result<Vec<Fact>> {
+        let as_of = canonical_as_of(as_of)?;
+        let pred = predicate_id(predicate);
+        let op = "query_relationship";
+        self.read(op, Vec::new(), move |conn| {
+            relationship_facts(conn, &pred, as_of.as_deref()).map_err(sql(op))
+        })
+        .await
+    }
+
+    async fn timeline(&self, entity: Option<&str>, page: Page) -> Result<Vec<Fact>> {
+        let id = entity.map(entity_id);
+        let op = "timeline";
+        self.read(op, Vec::new(), move |conn| {
+            timeline_facts(conn, id.as_deref(), page.limit, page.offset).map_err(sql(op))
+        })
+        .await
+    }
+
+    async fn stats(&self) -> Result<KgStats> {
+        let op = "stats";
+        let empty = KgStats {
+            entities: 0,
+            triples: 0,
+            current_facts: 0,
+            expired_facts: 0,
+            relationship_types: Vec::new(),
+            predicates: Default::default(),
+        };
+        self.read(op, empty, move |conn| {
+            let count = |sql_text: &str| -> Result<u64> {
+                conn.query_row(sql_text, [], |r| r.get::<_, i64>(0))
+                    .map(|n| n as u64)
+                    .map_err(sql(op))
+            };
+            let entities = count("SELECT COUNT(*) FROM entities")?;
+            let triples = count("SELECT COUNT(*) FROM triples")?;
+            let current_facts = count("SELECT COUNT(*) FROM triples WHERE valid_to IS NULL")?;
+            let mut stmt = conn
+                .prepare("SELECT predicate, COUNT(*) FROM triples GROUP BY predicate ORDER BY predicate")
+                .map_err(sql(op))?;
+            let predicates = stmt
+                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))
+                .and_then(|rows| rows.collect::<rusqlite::Result<std::collections::BTreeMap<_, _>>>())
+                .map_err(sql(op))?;
+            Ok(KgStats {
+                entities,
+                triples,
+                current_facts,
+                expired_facts: triples - current_facts,
+                relationship_types: predicates.keys().cloned().collect(),
+                predicates,
+            })
+        })
+        .await
+    }
+}
+
+impl SqliteKnowledgeGraph {
+    /// Adds many triples in one transaction (all or none); returns their ids in order.
+    pub async fn add_triples(&self, triples: &[NewTriple]) -> Result<Vec<String>> {
+        let validated: Vec<NewTriple> = triples.iter().map(NewTriple::validated).collect::<Result<_>>()?;
+        let op = "add_triples";
+        self.write(op, move |conn| {
+            let tx = immediate(conn, op)?;
+            let ids = validated
+                .iter()
+                .map(|t| insert_triple(&tx, t))
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(sql(op))?;
+            tx.commit().map_err(sql(op))?;
+            Ok(ids)
+        })
+        .await
+    }
+
+    /// The query plan SQLite picks for an entity query (one line per step), so tests can
+    /// check that the subject/object indexes are used.
+    pub async fn explain_entity_query(&self, incoming: bool) -> Result<Vec<String>> {
+        let op = "explain";
+        self.write(op, move |conn| crate::facts::entity_query_plan(conn, incoming).map_err(sql(op)))
+            .await
+    }
+}

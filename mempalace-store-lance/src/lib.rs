@@ -1,0 +1,1 @@
+//! mempalace-store-lance
