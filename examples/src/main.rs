@@ -1,1 +1,350 @@
-fn main() {}
+//! `mempalace`: file a project's memories, search them by meaning, keep facts in time, and
+//! serve it all to an AI client over MCP.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use mempalace_cli::init::init_project;
+use mempalace_cli::mine::{MineOptions, mine_project};
+use mempalace_cli::palace_config::{BackendKind, resolve_palace_path};
+use mempalace_cli::project_config::{ProjectConfig, slug};
+use mempalace_cli::stack::{StackOptions, create_palace, lazy_minilm, open_palace};
+use mempalace_cli::{mcp, render};
+use mempalace_core::knowledge_graph::Supersede;
+use mempalace_core::reports::Status;
+use mempalace_core::temporal::today;
+use mempalace_core::{Direction, NewTriple, Page, Palace};
+
+/// MemPalace: a memory palace for AI agents.
+///
+/// Drawers (verbatim text chunks) are filed under wings and rooms and found again by meaning;
+/// facts with time validity live in a knowledge graph. Start with `mempalace init <dir>` and
+/// `mempalace mine <dir>`, then `mempalace search "..."`, or register `mempalace mcp` with
+/// your AI client.
+#[derive(Parser)]
+#[command(name = "mempalace", version, about, long_about)]
+struct Cli {
+    #[command(flatten)]
+    stack: StackArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args)]
+struct StackArgs {
+    /// The palace folder [default: $MEMPALACE_PALACE_PATH, else ~/.mempalace/palace].
+    #[arg(long, global = true, value_name = "PATH")]
+    palace: Option<PathBuf>,
+    /// Vector store for drawers [default: the palace's own, else lancedb].
+    #[arg(long, global = true, value_enum)]
+    backend: Option<BackendKind>,
+    /// Qdrant URL for --backend qdrant.
+    #[arg(long, global = true, env = "QDRANT_URL", value_name = "URL")]
+    qdrant_url: Option<String>,
+    /// Qdrant API key.
+    #[arg(long, global = true, env = "QDRANT_API_KEY", hide_env_values = true)]
+    qdrant_api_key: Option<String>,
+    /// Folder holding all-MiniLM-L6-v2 [default: $MEMPALACE_MODEL_DIR, else ~/.cache/mempalace/models/all-MiniLM-L6-v2].
+    #[arg(long, global = true, value_name = "PATH")]
+    model_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create the palace and write <dir>/mempalace.yaml with the project's wing and rooms.
+    Init {
+        /// The project folder.
+        dir: PathBuf,
+        /// Wing name [default: the folder's name].
+        #[arg(long)]
+        wing: Option<String>,
+    },
+    /// File a project's text files as drawers (re-mining files only what changed).
+    Mine {
+        /// The project folder.
+        dir: PathBuf,
+        /// Wing to file under [default: mempalace.yaml's, else the folder's name].
+        #[arg(long)]
+        wing: Option<String>,
+        /// Chunks per embedding batch.
+        #[arg(long, default_value_t = 64)]
+        batch_size: usize,
+        /// Skip files larger than this many bytes.
+        #[arg(long, default_value_t = mempalace_cli::mine::walk::DEFAULT_MAX_FILE_BYTES)]
+        max_file_size: u64,
+        /// No progress output.
+        #[arg(long)]
+        quiet: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search drawers by meaning.
+    Search {
+        /// What to look for.
+        query: String,
+        /// Only this wing.
+        #[arg(long)]
+        wing: Option<String>,
+        /// Only this room.
+        #[arg(long)]
+        room: Option<String>,
+        /// Most results.
+        #[arg(long, default_value_t = 5)]
+        limit: usize,
+        /// Print the exact search payload as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Drawer counts per wing and room.
+    Status {
+        /// Print the status payload as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The knowledge graph.
+    #[command(subcommand)]
+    Kg(KgCommand),
+    /// Serve the palace to an AI client over MCP (stdio).
+    Mcp,
+}
+
+#[derive(Subcommand)]
+enum KgCommand {
+    /// Facts about an entity.
+    Query {
+        /// Entity name.
+        entity: String,
+        /// Only facts valid at this date.
+        #[arg(long)]
+        as_of: Option<String>,
+        /// outgoing, incoming or both.
+        #[arg(long, default_value = "both")]
+        direction: String,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a fact: SUBJECT PREDICATE OBJECT.
+    Add {
+        subject: String,
+        predicate: String,
+        object: String,
+        /// When it became true.
+        #[arg(long)]
+        valid_from: Option<String>,
+        /// When it stopped being true.
+        #[arg(long)]
+        valid_to: Option<String>,
+        /// Confidence in [0, 1].
+        #[arg(long, default_value_t = 1.0)]
+        confidence: f64,
+        /// Drawer id the fact came from.
+        #[arg(long)]
+        source_closet: Option<String>,
+    },
+    /// End a current fact (kept as history).
+    Invalidate {
+        subject: String,
+        predicate: String,
+        object: String,
+        /// End date [default: today].
+        #[arg(long)]
+        ended: Option<String>,
+    },
+    /// Replace a single-valued fact: SUBJECT PREDICATE OLD NEW.
+    Supersede {
+        subject: String,
+        predicate: String,
+        old_object: String,
+        new_object: String,
+        /// When the change happens [default: today].
+        #[arg(long)]
+        at: Option<String>,
+    },
+    /// Facts in chronological order.
+    Timeline {
+        /// One entity [default: all].
+        entity: Option<String>,
+        /// Most facts.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Graph size.
+    Stats,
+}
+
+fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("MEMPALACE_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    if let Err(e) = run(Cli::parse()).await {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    let opts = StackOptions {
+        palace_path: resolve_palace_path(cli.stack.palace.as_deref()),
+        backend: cli.stack.backend,
+        qdrant_url: cli.stack.qdrant_url,
+        qdrant_api_key: cli.stack.qdrant_api_key,
+        model_dir: cli.stack.model_dir,
+    };
+    let embedder = lazy_minilm(opts.model_dir.clone());
+    let palace = Arc::new(open_palace(&opts, embedder.clone()).await?);
+    match cli.command {
+        Command::Init { dir, wing } => {
+            let (config, written) = init_project(&dir, wing.as_deref())?;
+            create_palace(&palace, &opts).await?;
+            let rooms: Vec<&str> = config.rooms.iter().map(|r| r.name.as_str()).collect();
+            println!("Palace ready at {}", opts.palace_path.display());
+            println!("Wing: {}  Rooms: {}", config.wing, rooms.join(", "));
+            if written {
+                println!("Wrote {} (edit it, then run: mempalace mine {})", ProjectConfig::path_in(&dir).display(), dir.display());
+            } else {
+                println!("Kept the existing {}", ProjectConfig::path_in(&dir).display());
+            }
+        }
+        Command::Mine { dir, wing, batch_size, max_file_size, quiet, json } => {
+            let project = ProjectConfig::load(&dir)?;
+            let (wing, rooms) = match project {
+                Some(p) => (wing.map(|w| slug(&w)).unwrap_or(p.wing), p.rooms),
+                None => {
+                    let (p, _) = init_project(&dir, wing.as_deref())?;
+                    (p.wing, p.rooms)
+                }
+            };
+            create_palace(&palace, &opts).await?;
+            let mut mine_opts = MineOptions::new(wing, rooms);
+            mine_opts.batch_size = batch_size.max(1);
+            mine_opts.max_file_bytes = max_file_size;
+            mine_opts.quiet = quiet || json;
+            let cancel = Arc::new(AtomicBool::new(false));
+            {
+                let cancel = Arc::clone(&cancel);
+                tokio::spawn(async move {
+                    if tokio::signal::ctrl_c().await.is_ok() {
+                        eprintln!("stopping after the batches in flight…");
+                        cancel.store(true, Ordering::Relaxed);
+                    }
+                });
+            }
+            let report = mine_project(Arc::clone(&palace), &dir, mine_opts, cancel).await?;
+            if json {
+                print_json(&report)?;
+            } else {
+                println!(
+                    "Mined {} file(s) into {} drawer(s) ({} unchanged, {} skipped, {} old chunk(s) removed) in {:.1}s{}",
+                    report.files_mined,
+                    report.drawers_filed,
+                    report.files_unchanged,
+                    report.files_skipped,
+                    report.drawers_removed,
+                    report.wall_seconds,
+                    if report.interrupted { " — interrupted, run mine again to finish" } else { "" }
+                );
+            }
+        }
+        Command::Search { query, wing, room, limit, json } => {
+            let r = palace.search(&query, wing.as_deref(), room.as_deref(), limit).await?;
+            if json {
+                print_json(&r)?;
+            } else {
+                print!("{}", render::search(&r));
+            }
+        }
+        Command::Status { json } => {
+            let status = palace.status().await?;
+            if json {
+                print_json(&status)?;
+            } else {
+                let taxonomy = match &status {
+                    Status::Ready(_) => palace.taxonomy().await?.taxonomy,
+                    Status::NoPalace(_) => Default::default(),
+                };
+                print!("{}", render::status(&status, &taxonomy));
+            }
+        }
+        Command::Kg(cmd) => kg(&palace, cmd).await?,
+        Command::Mcp => {
+            let warm = Arc::clone(&embedder);
+            mcp::serve_stdio(palace, move || {
+                tokio::spawn(async move {
+                    if let Err(e) = warm.warm_up().await {
+                        tracing::warn!(error = %e, "model not loaded yet; tools that embed will report it");
+                    }
+                });
+            })
+            .await
+            .context("MCP server")?;
+        }
+    }
+    Ok(())
+}
+
+async fn kg(palace: &Palace, cmd: KgCommand) -> Result<()> {
+    match cmd {
+        KgCommand::Query { entity, as_of, direction, json } => {
+            let d: Direction = direction.parse()?;
+            let r = palace.kg_query(&entity, as_of.as_deref(), d).await?;
+            if json {
+                print_json(&r)?;
+            } else {
+                print!("{}", render::facts(&r.facts));
+            }
+        }
+        KgCommand::Add { subject, predicate, object, valid_from, valid_to, confidence, source_closet } => {
+            let mut t = NewTriple::new(subject, predicate, object);
+            t.valid_from = valid_from;
+            t.valid_to = valid_to;
+            t.confidence = confidence;
+            t.source_closet = source_closet;
+            print_json(&palace.kg_add(t).await?)?;
+        }
+        KgCommand::Invalidate { subject, predicate, object, ended } => {
+            print_json(&palace.kg_invalidate(&subject, &predicate, &object, ended.as_deref()).await?)?;
+        }
+        KgCommand::Supersede { subject, predicate, old_object, new_object, at } => {
+            print_json(
+                &palace
+                    .kg_supersede(Supersede {
+                        subject,
+                        predicate,
+                        old_object,
+                        new_object,
+                        at: at.unwrap_or_else(today),
+                        confidence: 1.0,
+                        source_closet: None,
+                    })
+                    .await?,
+            )?;
+        }
+        KgCommand::Timeline { entity, limit, json } => {
+            let r = palace.kg_timeline(entity.as_deref(), Page { offset: 0, limit }).await?;
+            if json {
+                print_json(&r)?;
+            } else {
+                print!("{}", render::facts(&r.timeline));
+            }
+        }
+        KgCommand::Stats => print_json(&palace.kg_stats().await?)?,
+    }
+    Ok(())
+}

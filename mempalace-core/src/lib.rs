@@ -12,6 +12,7 @@
 //!
 //! [`MemoryStore`] is the exact in-process reference `VectorStore`.
 
+pub mod chunking;
 pub mod drawer;
 pub mod drawer_id;
 pub mod embedder;
@@ -24,6 +25,7 @@ pub mod validation;
 pub mod palace;
 pub mod protocol;
 pub mod reports;
+pub mod room_routing;
 pub mod similarity;
 pub mod temporal;
 pub mod vector_store;

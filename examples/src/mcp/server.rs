@@ -1,0 +1,85 @@
+//! `MemPalaceServer`: the rmcp `ServerHandler` that lists the tools and runs them.
+
+use std::sync::Arc;
+
+use mempalace_core::reports::NoPalaceReport;
+use mempalace_core::{Palace, PalaceError, PALACE_PROTOCOL};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+
+use super::dispatch::dispatch;
+use super::tool_call::{ToolCall, ToolCallError};
+use super::tool_catalog::tools;
+
+/// The JSON-RPC error code of a tool whose operation failed.
+pub const TOOL_FAILED: ErrorCode = ErrorCode(-32000);
+
+/// Serves one palace's tools.
+#[derive(Clone)]
+pub struct MemPalaceServer {
+    palace: Arc<Palace>,
+}
+
+impl MemPalaceServer {
+    /// A server over `palace`.
+    pub fn new(palace: Arc<Palace>) -> Self {
+        MemPalaceServer { palace }
+    }
+
+    /// Parses and runs one call; the JSON result, or the error to answer.
+    pub async fn call(&self, name: &str, arguments: Option<serde_json::Map<String, serde_json::Value>>) -> Result<serde_json::Value, McpError> {
+        let call = ToolCall::parse(name, arguments).map_err(|e| match &e {
+            ToolCallError::UnknownTool(_) | ToolCallError::BadArguments { .. } => McpError::invalid_params(e.to_string(), None),
+        })?;
+        let is_write = call.is_write();
+        match dispatch(&self.palace, call).await {
+            Ok(value) => Ok(value),
+            // Reads of a palace that does not exist answer MemPalace's no-palace payload.
+            Err(PalaceError::NoPalace { palace_path }) if !is_write => {
+                Ok(serde_json::to_value(NoPalaceReport::new(&palace_path)).unwrap_or_default())
+            }
+            Err(e) => {
+                tracing::warn!(tool = name, error = %e, "tool failed");
+                Err(McpError::new(TOOL_FAILED, e.to_string(), None))
+            }
+        }
+    }
+}
+
+impl ServerHandler for MemPalaceServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("mempalace", env!("CARGO_PKG_VERSION")))
+            .with_instructions(PALACE_PROTOCOL)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let value = self.call(&request.name, request.arguments).await?;
+        Ok(CallToolResult::success(vec![ContentBlock::text(value.to_string())]).into())
+    }
+}
+
+/// Serves `palace` over stdin/stdout until the client disconnects. `on_ready` runs once the
+/// client's `initialize` has been answered (start loading the model there).
+pub async fn serve_stdio(palace: Arc<Palace>, on_ready: impl FnOnce() + Send) -> anyhow::Result<()> {
+    let service = MemPalaceServer::new(palace).serve(rmcp::transport::stdio()).await?;
+    on_ready();
+    service.waiting().await?;
+    Ok(())
+}

@@ -1,0 +1,103 @@
+//! Where a palace lives and `palace.json`, the record of how it was built (backend, embedder
+//! model and dimension), so it is never reopened with an incompatible embedder.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+/// The environment variable naming the palace folder.
+pub const PALACE_PATH_ENV: &str = "MEMPALACE_PALACE_PATH";
+/// The config file inside the palace folder.
+pub const PALACE_CONFIG_FILE: &str = "palace.json";
+
+/// The palace folder: `--palace`, else `$MEMPALACE_PALACE_PATH`, else `~/.mempalace/palace`.
+pub fn resolve_palace_path(flag: Option<&Path>) -> PathBuf {
+    if let Some(p) = flag {
+        return p.to_path_buf();
+    }
+    match std::env::var_os(PALACE_PATH_ENV) {
+        Some(v) if !v.is_empty() => PathBuf::from(v),
+        _ => dirs::home_dir().unwrap_or_else(|| PathBuf::from(".")).join(".mempalace/palace"),
+    }
+}
+
+/// Which vector store holds the drawers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// Embedded LanceDB in the palace folder (the default).
+    Lancedb,
+    /// A Qdrant server.
+    Qdrant,
+}
+
+/// How a palace was built.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PalaceConfig {
+    /// The vector store.
+    pub backend: BackendKind,
+    /// The embedder's model.
+    pub embedder_model: String,
+    /// The embedder's dimension.
+    pub dimension: usize,
+    /// LanceDB table name.
+    #[serde(default = "default_collection")]
+    pub table: String,
+    /// Qdrant server URL (Qdrant backend).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qdrant_url: Option<String>,
+}
+
+fn default_collection() -> String {
+    "mempalace_drawers".into()
+}
+
+impl PalaceConfig {
+    /// A config for a new palace.
+    pub fn new(backend: BackendKind, embedder_model: &str, dimension: usize) -> Self {
+        PalaceConfig {
+            backend,
+            embedder_model: embedder_model.to_string(),
+            dimension,
+            table: default_collection(),
+            qdrant_url: None,
+        }
+    }
+
+    /// Reads `<palace>/palace.json`, or `None` when absent.
+    pub fn load(palace: &Path) -> Result<Option<Self>> {
+        let path = palace.join(PALACE_CONFIG_FILE);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        Ok(Some(serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?))
+    }
+
+    /// Writes `<palace>/palace.json` atomically (temp file + rename).
+    pub fn save(&self, palace: &Path) -> Result<()> {
+        std::fs::create_dir_all(palace).with_context(|| format!("creating {}", palace.display()))?;
+        let path = palace.join(PALACE_CONFIG_FILE);
+        let tmp = palace.join(format!(".{PALACE_CONFIG_FILE}.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, serde_json::to_string_pretty(self)?)?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
+        Ok(())
+    }
+
+    /// Refuses an embedder whose dimension differs from the palace's.
+    pub fn check_embedder(&self, model: &str, dimension: usize, palace: &Path) -> Result<()> {
+        if self.dimension != dimension {
+            bail!(
+                "the palace at {} was built with {} ({} dimensions), but the embedder is {} ({} dimensions); \
+                 use the same model or a new palace",
+                palace.display(),
+                self.embedder_model,
+                self.dimension,
+                model,
+                dimension
+            );
+        }
+        Ok(())
+    }
+}

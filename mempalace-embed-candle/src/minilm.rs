@@ -1,0 +1,173 @@
+//! `MiniLmEmbedder`: all-MiniLM-L6-v2 with candle.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+
+use crate::error::EmbedError;
+use crate::model_dir;
+
+/// The model's name.
+pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
+/// Its embedding dimension.
+pub const DIMENSION: usize = 384;
+/// Tokens per text after truncation (sentence-transformers' max_seq_length for this model).
+pub const MAX_SEQ_LENGTH: usize = 256;
+/// Texts per forward pass unless configured otherwise.
+pub const DEFAULT_BATCH_SIZE: usize = 32;
+
+struct Model {
+    bert: BertModel,
+    tokenizer: Tokenizer,
+    device: Device,
+    dimension: usize,
+}
+
+/// all-MiniLM-L6-v2 loaded once and shared: cloning is cheap, embedding is `Send + Sync`,
+/// and the async `embed` runs the forward pass on a blocking thread (candle spreads the
+/// matrix products over every core).
+#[derive(Clone)]
+pub struct MiniLmEmbedder {
+    model: Arc<Model>,
+    batch_size: usize,
+}
+
+fn load_error(path: &Path, e: impl std::fmt::Display) -> EmbedError {
+    EmbedError::Load {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+impl MiniLmEmbedder {
+    /// Loads from the folder [`model_dir::resolve`] picks for `explicit`.
+    pub fn load_resolved(explicit: Option<&Path>) -> Result<Self, EmbedError> {
+        Self::load(&model_dir::resolve(explicit))
+    }
+
+    /// Loads config.json, tokenizer.json and model.safetensors from `dir`.
+    pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+        model_dir::check(dir)?;
+        let config_path = dir.join("config.json");
+        let config_text = std::fs::read_to_string(&config_path).map_err(|e| load_error(&config_path, e))?;
+        let config: Config = serde_json::from_str(&config_text).map_err(|e| load_error(&config_path, e))?;
+        let dimension = serde_json::from_str::<serde_json::Value>(&config_text)
+            .ok()
+            .and_then(|v| v["hidden_size"].as_u64())
+            .map(|n| n as usize)
+            .unwrap_or(DIMENSION);
+
+        let tokenizer_path = dir.join("tokenizer.json");
+        let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| load_error(&tokenizer_path, e))?;
+        // tokenizer.json ships with truncation and padding at 128; sentence-transformers
+        // truncates at 256 and pads per batch, which is what we do.
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_SEQ_LENGTH,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| load_error(&tokenizer_path, e))?;
+        tokenizer.with_padding(None::<PaddingParams>);
+
+        let device = Device::Cpu;
+        let weights = dir.join("model.safetensors");
+        // SAFETY: the file is memory-mapped read-only; it must not be modified while loaded,
+        // which holds for a model cache that is only ever replaced by rename.
+        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
+            .map_err(|e| load_error(&weights, e))?;
+        let bert = BertModel::load(vb, &config).map_err(|e| load_error(&weights, e))?;
+        Ok(MiniLmEmbedder {
+            model: Arc::new(Model {
+                bert,
+                tokenizer,
+                device,
+                dimension,
+            }),
+            batch_size: DEFAULT_BATCH_SIZE,
+        })
+    }
+
+    /// Sets how many texts go through the model in one forward pass (at least 1).
+    pub fn with_batch_size(mut self, batch_size: usize) -> Self {
+        self.batch_size = batch_size.max(1);
+        self
+    }
+
+    /// The token ids (with [CLS] and [SEP], truncated at 256) of each text.
+    pub fn token_ids(&self, texts: &[String]) -> Result<Vec<Vec<u32>>, EmbedError> {
+        let encodings = self
+            .model
+            .tokenizer
+            .encode_batch(texts.iter().map(String::as_str).collect::<Vec<_>>(), true)
+            .map_err(|e| EmbedError::Tokenize(e.to_string()))?;
+        Ok(encodings.into_iter().map(|e| e.get_ids().to_vec()).collect())
+    }
+
+    /// Embeds texts on the calling thread: unit vectors, one per text, in order.
+    pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let ids = self.token_ids(texts)?;
+        // Sort by length so each batch pads little; restore the order at the end.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| ids[i].len());
+        let mut out = vec![Vec::new(); texts.len()];
+        for batch in order.chunks(self.batch_size) {
+            let batch_ids: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
+            for (&i, v) in batch.iter().zip(self.forward(&batch_ids)?) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+
+    /// One forward pass: pad to the longest, run BERT, mean-pool over the mask, normalise.
+    fn forward(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let m = &self.model;
+        let longest = batch.iter().map(|ids| ids.len()).max().unwrap_or(0).max(1);
+        let n = batch.len();
+        let mut input = vec![0u32; n * longest];
+        let mut mask = vec![0u32; n * longest];
+        for (row, ids) in batch.iter().enumerate() {
+            input[row * longest..row * longest + ids.len()].copy_from_slice(ids);
+            mask[row * longest..row * longest + ids.len()].fill(1);
+        }
+        let input = Tensor::from_vec(input, (n, longest), &m.device)?;
+        let mask = Tensor::from_vec(mask, (n, longest), &m.device)?;
+        let token_types = input.zeros_like()?;
+        let hidden = m.bert.forward(&input, &token_types, Some(&mask))?; // (n, len, dim)
+        let mask_f = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (n, len, 1)
+        let summed = hidden.broadcast_mul(&mask_f)?.sum(1)?; // (n, dim)
+        let counts = mask_f.sum(1)?.clamp(1e-9f32, f32::MAX)?; // (n, 1)
+        let mean = summed.broadcast_div(&counts)?;
+        let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12f32, f32::MAX)?;
+        let unit = mean.broadcast_div(&norms)?;
+        Ok(unit.to_vec2::<f32>()?)
+    }
+}
+
+#[async_trait]
+impl mempalace_core::Embedder for MiniLmEmbedder {
+    fn model_name(&self) -> &str {
+        MODEL_NAME
+    }
+
+    fn dimension(&self) -> usize {
+        self.model.dimension
+    }
+
+    async fn embed(&self, texts: &[String]) -> mempalace_core::Result<Vec<Vec<f32>>> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let this = self.clone();
+        let texts = texts.to_vec();
+        tokio::task::spawn_blocking(move || this.embed_blocking(&texts))
+            .await
+            .map_err(|e| mempalace_core::PalaceError::Embedder(format!("embedding thread failed: {e}")))?
+            .map_err(Into::into)
+    }
+}

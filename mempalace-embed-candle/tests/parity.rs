@@ -1,0 +1,91 @@
+//! Parity with sentence-transformers: token ids exactly, vectors to cosine ≥ 0.9999, on the
+//! reference file in `../shared/embedding-parity` (English, Chinese, Japanese, emoji, AAAK,
+//! code, one letter, surrounding spaces, and a text truncated at 256 tokens).
+
+use std::path::PathBuf;
+
+use mempalace_core::Embedder;
+use mempalace_embed_candle::{MAX_SEQ_LENGTH, MiniLmEmbedder};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Reference {
+    text: String,
+    token_ids: Vec<u32>,
+    vector: Vec<f32>,
+}
+
+fn references() -> Vec<Reference> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/embedding-parity/vectors.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {} ({e}); it ships beside the repository as ../shared", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn model() -> MiniLmEmbedder {
+    MiniLmEmbedder::load_resolved(None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let na: f64 = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    dot / (na * nb)
+}
+
+#[test]
+fn token_ids_match_exactly() {
+    let refs = references();
+    assert!(refs.len() >= 20);
+    let m = model();
+    let texts: Vec<String> = refs.iter().map(|r| r.text.clone()).collect();
+    let ids = m.token_ids(&texts).unwrap();
+    for (r, got) in refs.iter().zip(&ids) {
+        assert_eq!(got, &r.token_ids, "token ids of {:?}", r.text);
+    }
+    assert!(ids.iter().any(|i| i.len() == MAX_SEQ_LENGTH), "the long text is truncated at 256");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vectors_match_sentence_transformers() {
+    let refs = references();
+    let m = model();
+    let texts: Vec<String> = refs.iter().map(|r| r.text.clone()).collect();
+    // In one padded batch, and one by one: both must match.
+    let batched = m.embed(&texts).await.unwrap();
+    for (r, v) in refs.iter().zip(&batched) {
+        assert_eq!(v.len(), 384);
+        let c = cosine(v, &r.vector);
+        assert!(c >= 0.9999, "cosine {c} for {:?}", r.text);
+        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4);
+    }
+    let single = m.clone().with_batch_size(1);
+    for r in refs.iter().take(6) {
+        let v = single.embed(std::slice::from_ref(&r.text)).await.unwrap().remove(0);
+        assert!(cosine(&v, &r.vector) >= 0.9999, "unbatched {:?}", r.text);
+    }
+}
+
+#[tokio::test]
+async fn paraphrases_score_above_unrelated_pairs() {
+    let m = model();
+    let texts: Vec<String> = [
+        "We picked Clerk for login because Auth0 became too expensive.",
+        "Auth0's pricing pushed us to switch our authentication to Clerk.",
+        "The recipe needs two cups of flour and a pinch of salt.",
+        "我们为什么选择了 Clerk 来做用户认证？",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let v = m.embed(&texts).await.unwrap();
+    let para = cosine(&v[0], &v[1]);
+    let unrelated = cosine(&v[0], &v[2]);
+    assert!(para > 0.6, "paraphrase similarity {para}");
+    assert!(para > unrelated + 0.3, "paraphrase {para} vs unrelated {unrelated}");
+    assert!(m.embed(&[]).await.unwrap().is_empty());
+}
