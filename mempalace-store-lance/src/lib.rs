@@ -1,1 +1,18 @@
-//! mempalace-store-lance
+//! # mempalace-store-lance
+//!
+//! The default [`mempalace_core::VectorStore`]: LanceDB embedded in the process, the palace's
+//! drawers in one Lance table on local disk. Filters are pushed down into Lance as SQL
+//! predicates (prefiltered, values quoted and escaped); search is exact below
+//! [`LanceOptions::index_threshold`] rows and uses a cosine IVF-PQ index (re-ranked exactly)
+//! above it; small writes are compacted in the background so reads stay fast.
+
+mod maintenance;
+mod options;
+mod predicate;
+mod schema;
+mod store;
+
+pub use maintenance::MaintenanceReport;
+pub use options::LanceOptions;
+pub use predicate::{filter_predicate, sql_string};
+pub use store::LanceStore;

@@ -17,10 +17,14 @@ pub fn keyword(field: &str, value: &str) -> Condition {
 
 /// The `must` conditions for a drawer filter (wing, room, source file, in that order).
 pub fn conditions(filter: &DrawerFilter) -> Vec<Condition> {
-    [(WING, &filter.wing), (ROOM, &filter.room), (SOURCE_FILE, &filter.source_file)]
-        .into_iter()
-        .filter_map(|(field, value)| value.as_deref().map(|v| keyword(field, v)))
-        .collect()
+    [
+        (WING, &filter.wing),
+        (ROOM, &filter.room),
+        (SOURCE_FILE, &filter.source_file),
+    ]
+    .into_iter()
+    .filter_map(|(field, value)| value.as_deref().map(|v| keyword(field, v)))
+    .collect()
 }
 
 /// The Qdrant filter for a drawer filter; `None` when it matches everything.
@@ -44,10 +48,12 @@ mod tests {
 
     fn keyword_of(c: &Condition) -> (String, String) {
         match &c.condition_one_of {
-            Some(ConditionOneOf::Field(f)) => match f.r#match.as_ref().and_then(|m| m.match_value.as_ref()) {
-                Some(MatchValue::Keyword(v)) => (f.key.clone(), v.clone()),
-                other => panic!("expected a keyword match, got {other:?}"),
-            },
+            Some(ConditionOneOf::Field(f)) => {
+                match f.r#match.as_ref().and_then(|m| m.match_value.as_ref()) {
+                    Some(MatchValue::Keyword(v)) => (f.key.clone(), v.clone()),
+                    other => panic!("expected a keyword match, got {other:?}"),
+                }
+            }
             other => panic!("expected a field condition, got {other:?}"),
         }
     }
@@ -60,7 +66,9 @@ mod tests {
 
     #[test]
     fn every_field_is_a_must_keyword_match() {
-        let f = DrawerFilter::wing("wing_code").with_room("auth").with_source_file("/a/b.md");
+        let f = DrawerFilter::wing("wing_code")
+            .with_room("auth")
+            .with_source_file("/a/b.md");
         let q = to_qdrant_filter(&f).unwrap();
         assert!(q.should.is_empty() && q.must_not.is_empty());
         let got: Vec<_> = q.must.iter().map(keyword_of).collect();
@@ -73,12 +81,25 @@ mod tests {
             ]
         );
         let only_room = to_qdrant_filter(&DrawerFilter::room("diary")).unwrap();
-        assert_eq!(only_room.must.iter().map(keyword_of).collect::<Vec<_>>(), vec![("room".into(), "diary".into())]);
+        assert_eq!(
+            only_room.must.iter().map(keyword_of).collect::<Vec<_>>(),
+            vec![("room".into(), "diary".into())]
+        );
     }
 
     #[test]
     fn whitespace_and_hostile_values_stay_exact_keywords() {
-        for v in ["🚀 launch", "x\" OR 1=1", "x' OR '1'='1", "a\\'b", "%", "_", "semi; DROP TABLE t; --", "", " "] {
+        for v in [
+            "🚀 launch",
+            "x\" OR 1=1",
+            "x' OR '1'='1",
+            "a\\'b",
+            "%",
+            "_",
+            "semi; DROP TABLE t; --",
+            "",
+            " ",
+        ] {
             let q = to_qdrant_filter(&DrawerFilter::room(v)).unwrap();
             assert_eq!(keyword_of(&q.must[0]), ("room".to_string(), v.to_string()));
         }
@@ -89,7 +110,13 @@ mod tests {
         let f = DrawerFilter::wing("a").with_room("r b");
         let q = within_wing(&f, "项目");
         let got: Vec<_> = q.must.iter().map(keyword_of).collect();
-        assert_eq!(got, vec![("wing".into(), "项目".into()), ("room".into(), "r b".into())]);
+        assert_eq!(
+            got,
+            vec![
+                ("wing".into(), "项目".into()),
+                ("room".into(), "r b".into())
+            ]
+        );
         let q = within_wing(&DrawerFilter::all(), "w");
         assert_eq!(q.must.len(), 1);
     }

@@ -26,8 +26,13 @@ mod tests {
 
     #[test]
     fn derivation_is_stable_and_pinned() {
-        // Pinned: if this changes, every existing palace collection becomes unreachable.
-        assert_eq!(point_uuid("d00000").to_string(), point_uuid("d00000").to_string());
+        // Pinned (cross-checked with Python's uuid.uuid5): if this changes, every existing
+        // palace collection becomes unreachable.
+        assert_eq!(
+            DRAWER_ID_NAMESPACE.to_string(),
+            "3f6d9a2c-51e4-4b8f-a7c1-0d2e6b95c417"
+        );
+        assert_eq!(point_uuid("d00000"), point_uuid("d00000"));
         assert_eq!(
             point_uuid("drawer_wing_code_auth_0123456789abcdef").to_string(),
             PINNED_EXAMPLE
@@ -35,7 +40,7 @@ mod tests {
         assert_eq!(point_uuid("x").get_version_num(), 5);
     }
 
-    const PINNED_EXAMPLE: &str = "PLACEHOLDER";
+    const PINNED_EXAMPLE: &str = "419096c1-4f94-535c-8508-6a063df703b6";
 
     #[test]
     fn distinct_ids_give_distinct_points() {

@@ -61,10 +61,15 @@ impl QdrantOptions {
     /// Checks the options before anything is sent (URL scheme, dimension, collection name).
     pub fn validate(&self) -> Result<()> {
         let url = self.url.trim();
-        if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() <= "https://".len() {
+        if !(url.starts_with("http://") || url.starts_with("https://"))
+            || url.len() <= "https://".len()
+        {
             return Err(PalaceError::invalid(
                 "url",
-                format!("Qdrant URL {:?} must start with http:// or https:// (gRPC port, usually 6334)", self.url),
+                format!(
+                    "Qdrant URL {:?} must start with http:// or https:// (gRPC port, usually 6334)",
+                    self.url
+                ),
             ));
         }
         if self.dimension == 0 {
@@ -76,7 +81,10 @@ impl QdrantOptions {
         if self.collection.len() > 255 || self.collection.contains(['/', '\\', '\0']) {
             return Err(PalaceError::invalid(
                 "collection",
-                format!("{:?} is not a valid Qdrant collection name", self.collection),
+                format!(
+                    "{:?} is not a valid Qdrant collection name",
+                    self.collection
+                ),
             ));
         }
         if self.timeout.is_zero() {
@@ -118,7 +126,10 @@ mod tests {
         assert_eq!(o.timeout, Duration::from_secs(10));
         assert_eq!(o.api_key, None);
         assert_eq!(o.dimension, 384);
-        let o = o.with_collection("palace_2").with_api_key("k").with_timeout(Duration::from_secs(3));
+        let o = o
+            .with_collection("palace_2")
+            .with_api_key("k")
+            .with_timeout(Duration::from_secs(3));
         assert_eq!(o.collection, "palace_2");
         assert_eq!(o.api_key.as_deref(), Some("k"));
         assert_eq!(o.timeout, Duration::from_secs(3));
@@ -145,7 +156,10 @@ mod tests {
             QdrantOptions::new("http://localhost:6334", 8).with_timeout(Duration::ZERO),
         ];
         for o in bad {
-            assert!(matches!(o.validate(), Err(PalaceError::InvalidInput { .. })), "{o:?}");
+            assert!(
+                matches!(o.validate(), Err(PalaceError::InvalidInput { .. })),
+                "{o:?}"
+            );
         }
     }
 }

@@ -57,10 +57,12 @@ fn string_field<'a>(payload: &'a HashMap<String, Value>, key: &str) -> Option<&'
 }
 
 fn required(payload: &HashMap<String, Value>, key: &str) -> Result<String, PayloadError> {
-    string_field(payload, key).map(str::to_string).ok_or_else(|| {
-        let id = string_field(payload, DRAWER_ID).unwrap_or("<no drawer_id>");
-        PayloadError(format!("point {id:?} has no string payload field {key:?}"))
-    })
+    string_field(payload, key)
+        .map(str::to_string)
+        .ok_or_else(|| {
+            let id = string_field(payload, DRAWER_ID).unwrap_or("<no drawer_id>");
+            PayloadError(format!("point {id:?} has no string payload field {key:?}"))
+        })
 }
 
 /// Only the drawer id of a payload (for listings that fetch ids first).
@@ -74,9 +76,14 @@ pub fn drawer_from_payload(payload: &HashMap<String, Value>) -> Result<Drawer, P
     let chunk_index = match payload.get(CHUNK_INDEX) {
         None => 0,
         Some(v) => match (v.as_integer(), v.as_double()) {
-            (Some(i), _) => u32::try_from(i).map_err(|_| PayloadError(format!("chunk_index {i} out of range")))?,
+            (Some(i), _) => u32::try_from(i)
+                .map_err(|_| PayloadError(format!("chunk_index {i} out of range")))?,
             (None, Some(d)) if d >= 0.0 && d <= f64::from(u32::MAX) && d.fract() == 0.0 => d as u32,
-            _ => return Err(PayloadError(format!("chunk_index is not an integer: {v:?}"))),
+            _ => {
+                return Err(PayloadError(format!(
+                    "chunk_index is not an integer: {v:?}"
+                )));
+            }
         },
     };
     Ok(Drawer {
@@ -85,10 +92,14 @@ pub fn drawer_from_payload(payload: &HashMap<String, Value>) -> Result<Drawer, P
         metadata: DrawerMetadata {
             wing: required(payload, WING)?,
             room: required(payload, ROOM)?,
-            source_file: string_field(payload, SOURCE_FILE).unwrap_or_default().to_string(),
+            source_file: string_field(payload, SOURCE_FILE)
+                .unwrap_or_default()
+                .to_string(),
             chunk_index,
             added_by: AddedBy::parse_lenient(string_field(payload, ADDED_BY).unwrap_or("mcp")),
-            filed_at: string_field(payload, FILED_AT).unwrap_or_default().to_string(),
+            filed_at: string_field(payload, FILED_AT)
+                .unwrap_or_default()
+                .to_string(),
         },
     })
 }
@@ -130,7 +141,10 @@ mod tests {
             assert_eq!(map.len(), 8);
             assert_eq!(drawer_from_payload(&map).unwrap(), d);
             assert_eq!(drawer_id_of(&map).unwrap(), d.id);
-            assert_eq!(wing_room_of(&map).unwrap(), (d.metadata.wing.clone(), d.metadata.room.clone()));
+            assert_eq!(
+                wing_room_of(&map).unwrap(),
+                (d.metadata.wing.clone(), d.metadata.room.clone())
+            );
             d.text.clear();
             let map: HashMap<String, Value> = drawer_to_payload(&d).into();
             assert_eq!(drawer_from_payload(&map).unwrap().text, "");
@@ -143,7 +157,16 @@ mod tests {
         assert_eq!(map[DRAWER_ID].as_str().unwrap(), &sample().id);
         assert_eq!(map[CHUNK_INDEX].as_integer(), Some(i64::from(u32::MAX)));
         assert_eq!(map[ADDED_BY].as_str().unwrap(), "mine");
-        for f in ["drawer_id", "text", "wing", "room", "source_file", "chunk_index", "added_by", "filed_at"] {
+        for f in [
+            "drawer_id",
+            "text",
+            "wing",
+            "room",
+            "source_file",
+            "chunk_index",
+            "added_by",
+            "filed_at",
+        ] {
             assert!(map.contains_key(f), "{f}");
         }
     }

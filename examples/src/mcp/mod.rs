@@ -8,6 +8,7 @@
 
 pub mod dispatch;
 pub mod server;
+pub mod stdio_guard;
 pub mod tool_args;
 pub mod tool_call;
 pub mod tool_catalog;

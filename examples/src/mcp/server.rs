@@ -76,10 +76,26 @@ impl ServerHandler for MemPalaceServer {
 }
 
 /// Serves `palace` over stdin/stdout until the client disconnects. `on_ready` runs once the
-/// client's `initialize` has been answered (start loading the model there).
+/// client's `initialize` has been answered (start loading the model there). Lines that are
+/// not JSON are answered with a parse error by [`super::stdio_guard`].
 pub async fn serve_stdio(palace: Arc<Palace>, on_ready: impl FnOnce() + Send) -> anyhow::Result<()> {
-    let service = MemPalaceServer::new(palace).serve(rmcp::transport::stdio()).await?;
-    on_ready();
-    service.waiting().await?;
+    let (server_side, proxy_side) = tokio::io::duplex(1 << 20);
+    let (from_server, to_server) = tokio::io::split(proxy_side);
+    let guard = tokio::spawn(super::stdio_guard::guard_lines(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        from_server,
+        to_server,
+    ));
+    let (server_read, server_write) = tokio::io::split(server_side);
+    match MemPalaceServer::new(palace).serve((server_read, server_write)).await {
+        Ok(service) => {
+            on_ready();
+            service.waiting().await?;
+        }
+        // A client that disconnects before initializing is not an error of ours.
+        Err(e) => tracing::info!(error = %e, "client left before initialize"),
+    }
+    guard.await??;
     Ok(())
 }

@@ -1,0 +1,84 @@
+//! Keeping a Lance table fast: compaction of small fragments, the ANN index once the table is
+//! large, scalar indexes on wing and room.
+
+use lancedb::index::Index;
+use lancedb::index::scalar::BitmapIndexBuilder;
+use lancedb::index::vector::IvfHnswSqIndexBuilder;
+use lancedb::table::OptimizeAction;
+use lancedb::{DistanceType, Table};
+use mempalace_core::{PalaceError, Result};
+use serde::Serialize;
+
+use crate::schema::VECTOR_COLUMN;
+use crate::store::Shared;
+
+/// IVF partitions probed per query when the ANN index is used.
+pub(crate) const NPROBES: usize = 20;
+/// HNSW search breadth.
+pub(crate) const HNSW_EF: usize = 128;
+
+/// What a maintenance run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct MaintenanceReport {
+    /// Fragments before.
+    pub fragments_before: usize,
+    /// Fragments after.
+    pub fragments_after: usize,
+    /// Whether the ANN index was created in this run.
+    pub built_vector_index: bool,
+}
+
+fn lance_err(operation: &'static str) -> impl Fn(lancedb::Error) -> PalaceError {
+    move |e| PalaceError::store("lancedb", operation, e)
+}
+
+/// Whether the table has an index on the vector column.
+pub(crate) async fn has_vector_index(table: &Table) -> Result<bool> {
+    let indices = table.list_indices().await.map_err(lance_err("list_indices"))?;
+    Ok(indices.iter().any(|i| i.columns.iter().any(|c| c == VECTOR_COLUMN)))
+}
+
+/// Runs maintenance when the table has too many fragments or has outgrown exact search.
+pub(crate) async fn maintain_if_due(shared: &Shared, table: &Table) -> Result<MaintenanceReport> {
+    let stats = table.stats().await.map_err(lance_err("stats"))?;
+    let needs_index = stats.num_rows >= shared.opts.index_threshold && !has_vector_index(table).await?;
+    if stats.fragment_stats.num_fragments > shared.opts.compaction_fragments || needs_index {
+        optimize(shared, table, false).await
+    } else {
+        Ok(MaintenanceReport::default())
+    }
+}
+
+/// Compacts and prunes, creates the indexes when the table has reached the threshold, and
+/// folds new rows into existing indexes.
+pub(crate) async fn optimize(shared: &Shared, table: &Table, _explicit: bool) -> Result<MaintenanceReport> {
+    let before = table.stats().await.map_err(lance_err("stats"))?;
+    let mut report = MaintenanceReport {
+        fragments_before: before.fragment_stats.num_fragments,
+        ..MaintenanceReport::default()
+    };
+    if before.num_rows >= shared.opts.index_threshold && !has_vector_index(table).await? {
+        // HNSW over 8-bit scalar-quantised vectors, one IVF partition per million rows;
+        // queries re-rank with exact distances (refine_factor).
+        let partitions = (before.num_rows / 1_000_000).clamp(1, 64) as u32;
+        table
+            .create_index(
+                &[VECTOR_COLUMN],
+                Index::IvfHnswSq(IvfHnswSqIndexBuilder::default().distance_type(DistanceType::Cosine).num_partitions(partitions)),
+            )
+            .execute()
+            .await
+            .map_err(lance_err("create_vector_index"))?;
+        for column in ["wing", "room"] {
+            table
+                .create_index(&[column], Index::Bitmap(BitmapIndexBuilder::default()))
+                .execute()
+                .await
+                .map_err(lance_err("create_scalar_index"))?;
+        }
+        report.built_vector_index = true;
+    }
+    table.optimize(OptimizeAction::All).await.map_err(lance_err("optimize"))?;
+    report.fragments_after = table.stats().await.map_err(lance_err("stats"))?.fragment_stats.num_fragments;
+    Ok(report)
+}

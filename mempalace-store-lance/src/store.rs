@@ -1,0 +1,367 @@
+//! `LanceStore`: the `VectorStore` trait over one Lance table.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Float32Type;
+use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
+use arrow_schema::SchemaRef;
+use async_trait::async_trait;
+use futures::TryStreamExt;
+use lancedb::query::{ColumnOrdering, ExecutableQuery, QueryBase, Select};
+use lancedb::{Connection, DistanceType, Table};
+use mempalace_core::{Drawer, DrawerFilter, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore};
+use tokio::sync::{Mutex, OnceCell};
+
+use crate::maintenance::{self, MaintenanceReport};
+use crate::options::LanceOptions;
+use crate::predicate::{filter_predicate, ids_predicate};
+use crate::schema::{DRAWER_COLUMNS, batch_drawers, batch_wing_rooms, drawers_batch, drawers_schema, vector_dimension};
+
+/// Ids per `IN (...)` predicate.
+const IDS_PER_QUERY: usize = 500;
+/// Writes between two checks of whether maintenance is due.
+const WRITES_PER_MAINTENANCE_CHECK: usize = 16;
+
+fn lance_err(operation: &'static str) -> impl Fn(lancedb::Error) -> PalaceError {
+    move |e| PalaceError::store("lancedb", operation, e)
+}
+
+pub(crate) struct Shared {
+    pub(crate) opts: LanceOptions,
+    schema: SchemaRef,
+    connection: OnceCell<Connection>,
+    table: OnceCell<Table>,
+    writes: AtomicUsize,
+    pub(crate) maintenance: Mutex<()>,
+}
+
+/// A palace's drawers in an embedded LanceDB table. Cheap to clone; safe to share between
+/// tasks, and several processes may open the same folder (every read sees the latest commit).
+#[derive(Clone)]
+pub struct LanceStore {
+    shared: Arc<Shared>,
+}
+
+impl LanceStore {
+    /// Opens the store. Nothing is created on disk until the first write; an existing table
+    /// whose vectors have another dimension is an error naming both.
+    pub async fn open(mut opts: LanceOptions) -> Result<Self> {
+        if opts.dir.is_relative() {
+            let cwd = std::env::current_dir().map_err(|e| PalaceError::Io { path: opts.dir.clone(), source: e })?;
+            opts.dir = cwd.join(&opts.dir);
+        }
+        let store = LanceStore {
+            shared: Arc::new(Shared {
+                schema: drawers_schema(opts.dimension),
+                opts,
+                connection: OnceCell::new(),
+                table: OnceCell::new(),
+                writes: AtomicUsize::new(0),
+                maintenance: Mutex::new(()),
+            }),
+        };
+        store.existing_table().await?;
+        Ok(store)
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &LanceOptions {
+        &self.shared.opts
+    }
+
+    async fn connection(&self) -> Result<&Connection> {
+        let dir: PathBuf = self.shared.opts.dir.clone();
+        self.shared
+            .connection
+            .get_or_try_init(|| async move {
+                lancedb::connect(&dir.to_string_lossy())
+                    .read_consistency_interval(Duration::ZERO)
+                    .execute()
+                    .await
+                    .map_err(lance_err("connect"))
+            })
+            .await
+    }
+
+    /// The table if it exists (checking the disk again until it is found); creates nothing.
+    async fn existing_table(&self) -> Result<Option<&Table>> {
+        if let Some(t) = self.shared.table.get() {
+            return Ok(Some(t));
+        }
+        if !self.shared.opts.dir.exists() {
+            return Ok(None);
+        }
+        let db = self.connection().await?;
+        match db.open_table(&self.shared.opts.table).execute().await {
+            Ok(t) => {
+                self.check_dimension(&t).await?;
+                Ok(Some(self.shared.table.get_or_init(|| async { t }).await))
+            }
+            Err(lancedb::Error::TableNotFound { .. }) => Ok(None),
+            Err(e) => Err(lance_err("open_table")(e)),
+        }
+    }
+
+    async fn check_dimension(&self, table: &Table) -> Result<()> {
+        let schema = table.schema().await.map_err(lance_err("open_table"))?;
+        let found = vector_dimension(&schema).unwrap_or(0);
+        if found != self.shared.opts.dimension {
+            return Err(PalaceError::DimensionMismatch {
+                expected: found,
+                actual: self.shared.opts.dimension,
+                context: format!(
+                    "table {} in {} holds {found}-dimension vectors; this palace was opened for {}",
+                    self.shared.opts.table,
+                    self.shared.opts.dir.display(),
+                    self.shared.opts.dimension
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The table, created if missing.
+    pub(crate) async fn table(&self) -> Result<&Table> {
+        if let Some(t) = self.existing_table().await? {
+            return Ok(t);
+        }
+        let db = self.connection().await?;
+        let name = &self.shared.opts.table;
+        let table = match db.create_empty_table(name.as_str(), Arc::clone(&self.shared.schema)).execute().await {
+            Ok(t) => t,
+            Err(lancedb::Error::TableAlreadyExists { .. }) => db.open_table(name.as_str()).execute().await.map_err(lance_err("open_table"))?,
+            Err(e) => return Err(lance_err("create_table")(e)),
+        };
+        self.check_dimension(&table).await?;
+        Ok(self.shared.table.get_or_init(|| async { table }).await)
+    }
+
+    fn check_vector(&self, vector: &[f32], context: &str) -> Result<()> {
+        if vector.len() != self.shared.opts.dimension {
+            return Err(PalaceError::DimensionMismatch {
+                expected: self.shared.opts.dimension,
+                actual: vector.len(),
+                context: context.to_string(),
+            });
+        }
+        if vector.iter().any(|x| !x.is_finite()) {
+            return Err(PalaceError::invalid("vector", format!("{context}: contains NaN or infinity")));
+        }
+        Ok(())
+    }
+
+    /// Compacts small fragments, prunes old versions and builds or updates indexes now.
+    pub async fn optimize(&self) -> Result<MaintenanceReport> {
+        match self.existing_table().await? {
+            Some(t) => maintenance::optimize(&self.shared, t, true).await,
+            None => Ok(MaintenanceReport::default()),
+        }
+    }
+
+    /// Number of data fragments (grows with small writes until compaction).
+    pub async fn fragment_count(&self) -> Result<usize> {
+        match self.existing_table().await? {
+            Some(t) => Ok(t.stats().await.map_err(lance_err("stats"))?.fragment_stats.num_fragments),
+            None => Ok(0),
+        }
+    }
+
+    /// Whether the ANN index exists.
+    pub async fn has_vector_index(&self) -> Result<bool> {
+        match self.existing_table().await? {
+            Some(t) => maintenance::has_vector_index(t).await,
+            None => Ok(false),
+        }
+    }
+
+    /// After a write: every few writes, check whether compaction or indexing is due and run it
+    /// in the background (one run at a time).
+    fn after_write(&self) {
+        let n = self.shared.writes.fetch_add(1, Ordering::Relaxed) + 1;
+        if n % WRITES_PER_MAINTENANCE_CHECK != 0 {
+            return;
+        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            let Ok(_guard) = this.shared.maintenance.try_lock() else { return };
+            if let Ok(Some(t)) = this.existing_table().await
+                && let Err(e) = maintenance::maintain_if_due(&this.shared, t).await
+            {
+                tracing::warn!(error = %e, "background Lance maintenance failed; it will be retried");
+            }
+        });
+    }
+
+    async fn scan(&self, table: &Table, predicate: Option<String>, columns: &[&str], page: Option<Page>) -> Result<Vec<RecordBatch>> {
+        let mut q = table.query().select(Select::columns(columns));
+        if let Some(p) = predicate {
+            q = q.only_if(p);
+        }
+        if let Some(page) = page {
+            q = q
+                .order_by(Some(vec![ColumnOrdering::asc_nulls_last("id".to_string())]))
+                .offset(page.offset)
+                .limit(page.limit);
+        }
+        q.execute()
+            .await
+            .map_err(lance_err("scan"))?
+            .try_collect()
+            .await
+            .map_err(lance_err("scan"))
+    }
+}
+
+#[async_trait]
+impl VectorStore for LanceStore {
+    fn backend_name(&self) -> &'static str {
+        "lancedb"
+    }
+
+    fn dimension(&self) -> usize {
+        self.shared.opts.dimension
+    }
+
+    async fn exists(&self) -> Result<bool> {
+        Ok(self.existing_table().await?.is_some())
+    }
+
+    async fn create_if_missing(&self) -> Result<()> {
+        self.table().await.map(|_| ())
+    }
+
+    async fn upsert(&self, drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()> {
+        if drawers.len() != vectors.len() {
+            return Err(PalaceError::invalid("vectors", format!("{} drawers but {} vectors", drawers.len(), vectors.len())));
+        }
+        for (d, v) in drawers.iter().zip(vectors) {
+            self.check_vector(v, &format!("upsert of {}", d.id))?;
+        }
+        if drawers.is_empty() {
+            return self.create_if_missing().await;
+        }
+        // The last occurrence of an id wins (Lance refuses ambiguous merges).
+        let mut last: HashMap<&str, usize> = HashMap::new();
+        for (i, d) in drawers.iter().enumerate() {
+            last.insert(&d.id, i);
+        }
+        let mut keep: Vec<usize> = last.into_values().collect();
+        keep.sort_unstable();
+        let rows: Vec<&Drawer> = keep.iter().map(|&i| &drawers[i]).collect();
+        let vecs: Vec<&Vec<f32>> = keep.iter().map(|&i| &vectors[i]).collect();
+        let table = self.table().await?;
+        let batch = drawers_batch(&self.shared.schema, &rows, &vecs)?;
+        let reader: Box<dyn RecordBatchReader + Send> =
+            Box::new(RecordBatchIterator::new(vec![Ok(batch)], Arc::clone(&self.shared.schema)));
+        let mut merge = table.merge_insert(&["id"]);
+        merge.when_matched_update_all(None).when_not_matched_insert_all();
+        merge.execute(reader).await.map_err(lance_err("upsert"))?;
+        self.after_write();
+        Ok(())
+    }
+
+    async fn query(&self, vector: &[f32], filter: &DrawerFilter, limit: usize) -> Result<Vec<Neighbour>> {
+        self.check_vector(vector, "query")?;
+        let Some(table) = self.existing_table().await? else { return Ok(Vec::new()) };
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut q = table
+            .query()
+            .nearest_to(vector)
+            .map_err(lance_err("query"))?
+            .distance_type(DistanceType::Cosine)
+            .select(Select::columns(&DRAWER_COLUMNS))
+            .limit(limit);
+        if maintenance::has_vector_index(table).await? {
+            q = q
+                .refine_factor(self.shared.opts.refine_factor)
+                .ef(maintenance::HNSW_EF)
+                .nprobes(maintenance::NPROBES)
+                .map_err(lance_err("query"))?;
+        } else {
+            q = q.bypass_vector_index();
+        }
+        if let Some(p) = filter_predicate(filter) {
+            q = q.only_if(p);
+        }
+        let batches: Vec<RecordBatch> = q
+            .execute()
+            .await
+            .map_err(lance_err("query"))?
+            .try_collect()
+            .await
+            .map_err(lance_err("query"))?;
+        let mut out = Vec::new();
+        for batch in &batches {
+            let distances = batch
+                .column_by_name("_distance")
+                .and_then(|c| c.as_primitive_opt::<Float32Type>())
+                .ok_or_else(|| PalaceError::store("lancedb", "query", "no _distance column in the result"))?;
+            for (i, drawer) in batch_drawers(batch)?.into_iter().enumerate() {
+                out.push(Neighbour { drawer, distance: distances.value(i) });
+            }
+        }
+        out.sort_by(|a, b| a.distance.total_cmp(&b.distance).then_with(|| a.drawer.id.cmp(&b.drawer.id)));
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    async fn get(&self, ids: &[String]) -> Result<Vec<Drawer>> {
+        let Some(table) = self.existing_table().await? else { return Ok(Vec::new()) };
+        let mut found: HashMap<String, Drawer> = HashMap::new();
+        for chunk in ids.chunks(IDS_PER_QUERY) {
+            for batch in self.scan(table, Some(ids_predicate(chunk)), &DRAWER_COLUMNS, None).await? {
+                found.extend(batch_drawers(&batch)?.into_iter().map(|d| (d.id.clone(), d)));
+            }
+        }
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+    }
+
+    async fn delete(&self, ids: &[String]) -> Result<usize> {
+        let Some(table) = self.existing_table().await? else { return Ok(0) };
+        let mut deleted = 0;
+        for chunk in ids.chunks(IDS_PER_QUERY) {
+            let r = table.delete(&ids_predicate(chunk)).await.map_err(lance_err("delete"))?;
+            deleted += r.num_deleted_rows as usize;
+        }
+        if deleted > 0 {
+            self.after_write();
+        }
+        Ok(deleted)
+    }
+
+    async fn count(&self, filter: &DrawerFilter) -> Result<u64> {
+        let Some(table) = self.existing_table().await? else { return Ok(0) };
+        Ok(table.count_rows(filter_predicate(filter)).await.map_err(lance_err("count"))? as u64)
+    }
+
+    async fn room_counts(&self, filter: &DrawerFilter) -> Result<Vec<RoomCount>> {
+        let Some(table) = self.existing_table().await? else { return Ok(Vec::new()) };
+        let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
+        // Only the two columns are read, never the vectors.
+        for batch in self.scan(table, filter_predicate(filter), &["wing", "room"], None).await? {
+            for key in batch_wing_rooms(&batch)? {
+                *counts.entry(key).or_default() += 1;
+            }
+        }
+        Ok(counts.into_iter().map(|((wing, room), count)| RoomCount { wing, room, count }).collect())
+    }
+
+    async fn list(&self, filter: &DrawerFilter, page: Page) -> Result<Vec<Drawer>> {
+        let Some(table) = self.existing_table().await? else { return Ok(Vec::new()) };
+        if page.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for batch in self.scan(table, filter_predicate(filter), &DRAWER_COLUMNS, Some(page)).await? {
+            out.extend(batch_drawers(&batch)?);
+        }
+        Ok(out)
+    }
+}
