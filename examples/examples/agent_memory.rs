@@ -24,11 +24,22 @@ async fn main() -> anyhow::Result<()> {
     // Remember.
     let mut auth_drawer = None;
     for (room, text) in [
-        ("auth", "We replaced Auth0 with Clerk in January because Auth0's per-connection SAML pricing tripled our bill."),
-        ("billing", "Stripe retries failed webhooks for three days, so the webhook handler must be idempotent."),
-        ("team", "Riley owns the CSV export; Max is on call this week."),
+        (
+            "auth",
+            "We replaced Auth0 with Clerk in January because Auth0's per-connection SAML pricing tripled our bill.",
+        ),
+        (
+            "billing",
+            "Stripe retries failed webhooks for three days, so the webhook handler must be idempotent.",
+        ),
+        (
+            "team",
+            "Riley owns the CSV export; Max is on call this week.",
+        ),
     ] {
-        let outcome = palace.add_drawer(NewDrawer::new("wing_myproject", room, text)).await?;
+        let outcome = palace
+            .add_drawer(NewDrawer::new("wing_myproject", room, text))
+            .await?;
         println!("filed: {}", serde_json::to_string(&outcome)?);
         if room == "auth" {
             auth_drawer = outcome.drawer_id().map(str::to_string);
@@ -41,11 +52,20 @@ async fn main() -> anyhow::Result<()> {
     println!("again: {}", serde_json::to_string(&again)?);
 
     // Recall by meaning.
-    let found = palace.search("why did we change login provider?", Some("wing_myproject"), None, 2).await?;
+    let found = palace
+        .search(
+            "why did we change login provider?",
+            Some("wing_myproject"),
+            None,
+            2,
+        )
+        .await?;
     println!("{}", serde_json::to_string_pretty(&found)?);
 
     // Facts with time.
-    palace.kg_add(NewTriple::new("MyProject", "uses", "Auth0").valid_from("2024-03-01")).await?;
+    palace
+        .kg_add(NewTriple::new("MyProject", "uses", "Auth0").valid_from("2024-03-01"))
+        .await?;
     palace
         .kg_supersede(Supersede {
             subject: "MyProject".into(),
@@ -59,11 +79,29 @@ async fn main() -> anyhow::Result<()> {
         })
         .await?;
     for as_of in ["2025-06-01", "2026-02-01"] {
-        let facts = palace.kg_query("MyProject", Some(as_of), Direction::Outgoing).await?;
-        println!("as of {as_of}: {:?}", facts.facts.iter().map(|f| &f.object).collect::<Vec<_>>());
+        let facts = palace
+            .kg_query("MyProject", Some(as_of), Direction::Outgoing)
+            .await?;
+        println!(
+            "as of {as_of}: {:?}",
+            facts.facts.iter().map(|f| &f.object).collect::<Vec<_>>()
+        );
     }
 
-    palace.diary_write("example-agent", "Learnt why the project uses Clerk.", Some("auth")).await?;
-    println!("{}", serde_json::to_string_pretty(&palace.status().await?)?.lines().take(12).collect::<Vec<_>>().join("\n"));
+    palace
+        .diary_write(
+            "example-agent",
+            "Learnt why the project uses Clerk.",
+            Some("auth"),
+        )
+        .await?;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&palace.status().await?)?
+            .lines()
+            .take(12)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     Ok(())
 }

@@ -10,9 +10,18 @@ use crate::project_config::{ProjectConfig, slug, wing_for_folder};
 
 /// Keywords that usually mean the same room, by folder name.
 const FOLDER_KEYWORDS: &[(&str, &[&str])] = &[
-    ("frontend", &["ui", "client", "web", "components", "react", "css"]),
-    ("backend", &["server", "api", "service", "handler", "database"]),
-    ("docs", &["doc", "documentation", "readme", "guide", "notes"]),
+    (
+        "frontend",
+        &["ui", "client", "web", "components", "react", "css"],
+    ),
+    (
+        "backend",
+        &["server", "api", "service", "handler", "database"],
+    ),
+    (
+        "docs",
+        &["doc", "documentation", "readme", "guide", "notes"],
+    ),
     ("tests", &["test", "spec", "fixture", "assert"]),
     ("scripts", &["script", "tool", "ci", "build"]),
     ("config", &["config", "settings", "env", "yaml", "toml"]),

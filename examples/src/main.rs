@@ -190,7 +190,8 @@ async fn main() {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("MEMPALACE_LOG").unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_env("MEMPALACE_LOG")
+                .unwrap_or_else(|_| "warn".into()),
         )
         .init();
     if let Err(e) = run(Cli::parse()).await {
@@ -217,12 +218,26 @@ async fn run(cli: Cli) -> Result<()> {
             println!("Palace ready at {}", opts.palace_path.display());
             println!("Wing: {}  Rooms: {}", config.wing, rooms.join(", "));
             if written {
-                println!("Wrote {} (edit it, then run: mempalace mine {})", ProjectConfig::path_in(&dir).display(), dir.display());
+                println!(
+                    "Wrote {} (edit it, then run: mempalace mine {})",
+                    ProjectConfig::path_in(&dir).display(),
+                    dir.display()
+                );
             } else {
-                println!("Kept the existing {}", ProjectConfig::path_in(&dir).display());
+                println!(
+                    "Kept the existing {}",
+                    ProjectConfig::path_in(&dir).display()
+                );
             }
         }
-        Command::Mine { dir, wing, batch_size, max_file_size, quiet, json } => {
+        Command::Mine {
+            dir,
+            wing,
+            batch_size,
+            max_file_size,
+            quiet,
+            json,
+        } => {
             let project = ProjectConfig::load(&dir)?;
             let (wing, rooms) = match project {
                 Some(p) => (wing.map(|w| slug(&w)).unwrap_or(p.wing), p.rooms),
@@ -258,12 +273,24 @@ async fn run(cli: Cli) -> Result<()> {
                     report.files_skipped,
                     report.drawers_removed,
                     report.wall_seconds,
-                    if report.interrupted { " — interrupted, run mine again to finish" } else { "" }
+                    if report.interrupted {
+                        " — interrupted, run mine again to finish"
+                    } else {
+                        ""
+                    }
                 );
             }
         }
-        Command::Search { query, wing, room, limit, json } => {
-            let r = palace.search(&query, wing.as_deref(), room.as_deref(), limit).await?;
+        Command::Search {
+            query,
+            wing,
+            room,
+            limit,
+            json,
+        } => {
+            let r = palace
+                .search(&query, wing.as_deref(), room.as_deref(), limit)
+                .await?;
             if json {
                 print_json(&r)?;
             } else {
@@ -301,7 +328,12 @@ async fn run(cli: Cli) -> Result<()> {
 
 async fn kg(palace: &Palace, cmd: KgCommand) -> Result<()> {
     match cmd {
-        KgCommand::Query { entity, as_of, direction, json } => {
+        KgCommand::Query {
+            entity,
+            as_of,
+            direction,
+            json,
+        } => {
             let d: Direction = direction.parse()?;
             let r = palace.kg_query(&entity, as_of.as_deref(), d).await?;
             if json {
@@ -310,7 +342,15 @@ async fn kg(palace: &Palace, cmd: KgCommand) -> Result<()> {
                 print!("{}", render::facts(&r.facts));
             }
         }
-        KgCommand::Add { subject, predicate, object, valid_from, valid_to, confidence, source_closet } => {
+        KgCommand::Add {
+            subject,
+            predicate,
+            object,
+            valid_from,
+            valid_to,
+            confidence,
+            source_closet,
+        } => {
             let mut t = NewTriple::new(subject, predicate, object);
             t.valid_from = valid_from;
             t.valid_to = valid_to;
@@ -318,10 +358,25 @@ async fn kg(palace: &Palace, cmd: KgCommand) -> Result<()> {
             t.source_closet = source_closet;
             print_json(&palace.kg_add(t).await?)?;
         }
-        KgCommand::Invalidate { subject, predicate, object, ended } => {
-            print_json(&palace.kg_invalidate(&subject, &predicate, &object, ended.as_deref()).await?)?;
+        KgCommand::Invalidate {
+            subject,
+            predicate,
+            object,
+            ended,
+        } => {
+            print_json(
+                &palace
+                    .kg_invalidate(&subject, &predicate, &object, ended.as_deref())
+                    .await?,
+            )?;
         }
-        KgCommand::Supersede { subject, predicate, old_object, new_object, at } => {
+        KgCommand::Supersede {
+            subject,
+            predicate,
+            old_object,
+            new_object,
+            at,
+        } => {
             print_json(
                 &palace
                     .kg_supersede(Supersede {
@@ -336,8 +391,14 @@ async fn kg(palace: &Palace, cmd: KgCommand) -> Result<()> {
                     .await?,
             )?;
         }
-        KgCommand::Timeline { entity, limit, json } => {
-            let r = palace.kg_timeline(entity.as_deref(), Page { offset: 0, limit }).await?;
+        KgCommand::Timeline {
+            entity,
+            limit,
+            json,
+        } => {
+            let r = palace
+                .kg_timeline(entity.as_deref(), Page { offset: 0, limit })
+                .await?;
             if json {
                 print_json(&r)?;
             } else {

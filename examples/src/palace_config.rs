@@ -18,7 +18,9 @@ pub fn resolve_palace_path(flag: Option<&Path>) -> PathBuf {
     }
     match std::env::var_os(PALACE_PATH_ENV) {
         Some(v) if !v.is_empty() => PathBuf::from(v),
-        _ => dirs::home_dir().unwrap_or_else(|| PathBuf::from(".")).join(".mempalace/palace"),
+        _ => dirs::home_dir()
+            .unwrap_or_else(|| PathBuf::from("."))
+            .join(".mempalace/palace"),
     }
 }
 
@@ -71,13 +73,17 @@ impl PalaceConfig {
         if !path.exists() {
             return Ok(None);
         }
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        Ok(Some(serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?))
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        Ok(Some(
+            serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?,
+        ))
     }
 
     /// Writes `<palace>/palace.json` atomically (temp file + rename).
     pub fn save(&self, palace: &Path) -> Result<()> {
-        std::fs::create_dir_all(palace).with_context(|| format!("creating {}", palace.display()))?;
+        std::fs::create_dir_all(palace)
+            .with_context(|| format!("creating {}", palace.display()))?;
         let path = palace.join(PALACE_CONFIG_FILE);
         let tmp = palace.join(format!(".{PALACE_CONFIG_FILE}.{}.tmp", std::process::id()));
         std::fs::write(&tmp, serde_json::to_string_pretty(self)?)?;

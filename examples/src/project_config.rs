@@ -31,9 +31,10 @@ impl ProjectConfig {
         if !path.exists() {
             return Ok(None);
         }
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        let config: ProjectConfig =
-            serde_yaml_ng::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        let config: ProjectConfig = serde_yaml_ng::from_str(&text)
+            .with_context(|| format!("parsing {}", path.display()))?;
         mempalace_core::validation::validate_name("wing", &config.wing)
             .with_context(|| format!("in {}", path.display()))?;
         for room in &config.rooms {

@@ -14,9 +14,22 @@ pub fn search(r: &SearchResponse) -> String {
         (None, Some(rm)) => format!(" in room {rm}"),
         (None, None) => String::new(),
     };
-    let _ = writeln!(out, "{} result(s) for {:?}{scope}\n", r.results.len(), r.query);
+    let _ = writeln!(
+        out,
+        "{} result(s) for {:?}{scope}\n",
+        r.results.len(),
+        r.query
+    );
     for (i, hit) in r.results.iter().enumerate() {
-        let _ = writeln!(out, "[{}] {:.3}  {}/{}  ({})", i + 1, hit.similarity, hit.wing, hit.room, hit.source_file);
+        let _ = writeln!(
+            out,
+            "[{}] {:.3}  {}/{}  ({})",
+            i + 1,
+            hit.similarity,
+            hit.wing,
+            hit.room,
+            hit.source_file
+        );
         for line in hit.text.lines().take(12) {
             let _ = writeln!(out, "    {line}");
         }
@@ -29,16 +42,29 @@ pub fn search(r: &SearchResponse) -> String {
 }
 
 /// Status as a tree of wings and rooms.
-pub fn status(s: &Status, taxonomy: &std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>>) -> String {
+pub fn status(
+    s: &Status,
+    taxonomy: &std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>>,
+) -> String {
     let mut out = String::new();
     match s {
         Status::NoPalace(n) => {
             let _ = writeln!(out, "{} at {}\n{}", n.error, n.palace_path, n.hint);
         }
         Status::Ready(r) => {
-            let _ = writeln!(out, "Palace: {}\n{} drawers in {} wing(s)", r.palace_path, r.total_drawers, r.wings.len());
+            let _ = writeln!(
+                out,
+                "Palace: {}\n{} drawers in {} wing(s)",
+                r.palace_path,
+                r.total_drawers,
+                r.wings.len()
+            );
             for (wing, rooms) in taxonomy {
-                let _ = writeln!(out, "├─ {wing} ({})", r.wings.get(wing).copied().unwrap_or(0));
+                let _ = writeln!(
+                    out,
+                    "├─ {wing} ({})",
+                    r.wings.get(wing).copied().unwrap_or(0)
+                );
                 let n = rooms.len();
                 for (i, (room, count)) in rooms.iter().enumerate() {
                     let branch = if i + 1 == n { "└─" } else { "├─" };
@@ -61,7 +87,11 @@ pub fn facts(facts: &[Fact]) -> String {
             (Some(a), Some(b)) => format!("  [{a} … {b}]"),
         };
         let mark = if f.current { "" } else { "  (ended)" };
-        let _ = writeln!(out, "{} → {} → {}{span}{mark}", f.subject, f.predicate, f.object);
+        let _ = writeln!(
+            out,
+            "{} → {} → {}{span}{mark}",
+            f.subject, f.predicate, f.object
+        );
     }
     if facts.is_empty() {
         out.push_str("no facts\n");

@@ -36,7 +36,10 @@ pub fn lazy_minilm(model_dir: Option<PathBuf>) -> Arc<LazyEmbedder> {
     Arc::new(LazyEmbedder::new(MODEL_NAME, DIMENSION, move || {
         let started = std::time::Instant::now();
         let model = MiniLmEmbedder::load_resolved(model_dir.as_deref())?;
-        tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, "model loaded");
+        tracing::info!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "model loaded"
+        );
         Ok(Arc::new(model) as Arc<dyn Embedder>)
     }))
 }
@@ -45,9 +48,13 @@ pub fn lazy_minilm(model_dir: Option<PathBuf>) -> Arc<LazyEmbedder> {
 pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Result<Palace> {
     let path = &opts.palace_path;
     let recorded = PalaceConfig::load(path)?;
-    let mut config = recorded
-        .clone()
-        .unwrap_or_else(|| PalaceConfig::new(opts.backend.unwrap_or(BackendKind::Lancedb), embedder.model_name(), embedder.dimension()));
+    let mut config = recorded.clone().unwrap_or_else(|| {
+        PalaceConfig::new(
+            opts.backend.unwrap_or(BackendKind::Lancedb),
+            embedder.model_name(),
+            embedder.dimension(),
+        )
+    });
     if let Some(b) = opts.backend {
         if recorded.is_some() && b != config.backend {
             anyhow::bail!(
@@ -66,15 +73,24 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
 
     let store: Arc<dyn VectorStore> = match config.backend {
         BackendKind::Lancedb => Arc::new(
-            LanceStore::open(LanceOptions::new(path.join(LANCE_DIR), config.dimension).with_table(&config.table))
-                .await
-                .context("opening the LanceDB store")?,
+            LanceStore::open(
+                LanceOptions::new(path.join(LANCE_DIR), config.dimension).with_table(&config.table),
+            )
+            .await
+            .context("opening the LanceDB store")?,
         ),
         BackendKind::Qdrant => {
-            let url = config.qdrant_url.clone().unwrap_or_else(|| QdrantOptions::DEFAULT_URL.to_string());
+            let url = config
+                .qdrant_url
+                .clone()
+                .unwrap_or_else(|| QdrantOptions::DEFAULT_URL.to_string());
             let mut q = QdrantOptions::new(url, config.dimension).with_collection(&config.table);
             q.api_key = opts.qdrant_api_key.clone();
-            Arc::new(QdrantStore::connect(q).await.context("connecting to Qdrant")?)
+            Arc::new(
+                QdrantStore::connect(q)
+                    .await
+                    .context("connecting to Qdrant")?,
+            )
         }
     };
     let kg: Arc<dyn KnowledgeGraph> = Arc::new(SqliteKnowledgeGraph::in_palace(path));

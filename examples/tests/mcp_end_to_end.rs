@@ -10,21 +10,36 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 
 async fn start(palace: &std::path::Path) -> RunningService<RoleClient, ()> {
-    let transport = TokioChildProcess::new(Command::new(env!("CARGO_BIN_EXE_mempalace")).configure(|c| {
-        c.arg("--palace").arg(palace).arg("mcp");
-    }))
+    let transport = TokioChildProcess::new(
+        Command::new(env!("CARGO_BIN_EXE_mempalace")).configure(|c| {
+            c.arg("--palace").arg(palace).arg("mcp");
+        }),
+    )
     .unwrap();
     ().serve(transport).await.unwrap()
 }
 
-async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> Result<Value, ServiceError> {
+async fn call(
+    client: &RunningService<RoleClient, ()>,
+    tool: &str,
+    args: Value,
+) -> Result<Value, ServiceError> {
     let mut params = CallToolRequestParams::new(tool.to_string());
     if let Value::Object(map) = args {
         params = params.with_arguments(map);
     }
     let result = client.call_tool(params).await?;
-    assert_ne!(result.is_error, Some(true), "{tool} returned isError: {result:?}");
-    let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).expect("text content");
+    assert_ne!(
+        result.is_error,
+        Some(true),
+        "{tool} returned isError: {result:?}"
+    );
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .expect("text content");
     Ok(serde_json::from_str(&text).expect("tool result is JSON"))
 }
 
@@ -35,15 +50,32 @@ async fn four_phases_over_stdio() {
     let client = start(&palace).await;
 
     let info = client.peer_info().expect("initialized");
-    assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("mempalace"));
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("mempalace")
+    );
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     for expected in [
-        "mempalace_status", "mempalace_list_wings", "mempalace_list_rooms", "mempalace_get_taxonomy",
-        "mempalace_get_aaak_spec", "mempalace_search", "mempalace_check_duplicate", "mempalace_add_drawer",
-        "mempalace_get_drawer", "mempalace_list_drawers", "mempalace_delete_drawer", "mempalace_kg_query",
-        "mempalace_kg_add", "mempalace_kg_invalidate", "mempalace_kg_supersede", "mempalace_kg_timeline",
-        "mempalace_kg_stats", "mempalace_diary_write", "mempalace_diary_read",
+        "mempalace_status",
+        "mempalace_list_wings",
+        "mempalace_list_rooms",
+        "mempalace_get_taxonomy",
+        "mempalace_get_aaak_spec",
+        "mempalace_search",
+        "mempalace_check_duplicate",
+        "mempalace_add_drawer",
+        "mempalace_get_drawer",
+        "mempalace_list_drawers",
+        "mempalace_delete_drawer",
+        "mempalace_kg_query",
+        "mempalace_kg_add",
+        "mempalace_kg_invalidate",
+        "mempalace_kg_supersede",
+        "mempalace_kg_timeline",
+        "mempalace_kg_stats",
+        "mempalace_diary_write",
+        "mempalace_diary_read",
     ] {
         assert!(names.contains(&expected), "missing tool {expected}");
     }
@@ -51,14 +83,29 @@ async fn four_phases_over_stdio() {
     // No palace yet: status answers the no-palace payload and creates nothing.
     let status = call(&client, "mempalace_status", json!({})).await.unwrap();
     assert_eq!(status["error"], "No palace found");
-    assert_eq!(status["hint"], "Run: mempalace init <dir> && mempalace mine <dir>");
+    assert_eq!(
+        status["hint"],
+        "Run: mempalace init <dir> && mempalace mine <dir>"
+    );
     assert_eq!(status["palace_path"], palace.display().to_string());
     assert!(!palace.join("lance").exists());
 
     for (wing, room, content) in [
-        ("wing_myproject", "auth", "We replaced Auth0 with Clerk because Auth0's SAML pricing tripled our bill."),
-        ("wing_myproject", "billing", "Stripe retries failed webhooks for three days, so handlers must be idempotent."),
-        ("wing_personal", "family", "Riley plays football every Saturday morning in the park."),
+        (
+            "wing_myproject",
+            "auth",
+            "We replaced Auth0 with Clerk because Auth0's SAML pricing tripled our bill.",
+        ),
+        (
+            "wing_myproject",
+            "billing",
+            "Stripe retries failed webhooks for three days, so handlers must be idempotent.",
+        ),
+        (
+            "wing_personal",
+            "family",
+            "Riley plays football every Saturday morning in the park.",
+        ),
     ] {
         let r = call(&client, "mempalace_add_drawer", json!({"wing": wing, "room": room, "content": content, "source_file": format!("/notes/{room}.md")}))
             .await
@@ -69,10 +116,21 @@ async fn four_phases_over_stdio() {
     // Phase 1: status.
     let status = call(&client, "mempalace_status", json!({})).await.unwrap();
     assert_eq!(status["total_drawers"], 3);
-    assert_eq!(status["wings"], json!({"wing_myproject": 2, "wing_personal": 1}));
-    assert_eq!(status["rooms"], json!({"auth": 1, "billing": 1, "family": 1}));
+    assert_eq!(
+        status["wings"],
+        json!({"wing_myproject": 2, "wing_personal": 1})
+    );
+    assert_eq!(
+        status["rooms"],
+        json!({"auth": 1, "billing": 1, "family": 1})
+    );
     assert_eq!(status["palace_path"], palace.display().to_string());
-    assert!(status["protocol"].as_str().unwrap().starts_with("IMPORTANT"));
+    assert!(
+        status["protocol"]
+            .as_str()
+            .unwrap()
+            .starts_with("IMPORTANT")
+    );
     assert!(status["aaak_dialect"].as_str().unwrap().contains("AAAK"));
 
     // Phase 2: search with a wing filter.
@@ -80,7 +138,10 @@ async fn four_phases_over_stdio() {
         .await
         .unwrap();
     assert_eq!(found["query"], "why did we switch our login provider");
-    assert_eq!(found["filters"], json!({"wing": "wing_myproject", "room": null}));
+    assert_eq!(
+        found["filters"],
+        json!({"wing": "wing_myproject", "room": null})
+    );
     let results = found["results"].as_array().unwrap();
     assert_eq!(results.len(), 2);
     let top = results[0].as_object().unwrap();
@@ -99,8 +160,20 @@ async fn four_phases_over_stdio() {
         .unwrap();
     assert_eq!(added["success"], true);
     assert_eq!(added["fact"], "Clerk → replaces → Auth0");
-    call(&client, "mempalace_kg_add", json!({"subject": "MyProject", "predicate": "uses", "object": "Clerk"})).await.unwrap();
-    let q = call(&client, "mempalace_kg_query", json!({"entity": "Clerk", "direction": "both"})).await.unwrap();
+    call(
+        &client,
+        "mempalace_kg_add",
+        json!({"subject": "MyProject", "predicate": "uses", "object": "Clerk"}),
+    )
+    .await
+    .unwrap();
+    let q = call(
+        &client,
+        "mempalace_kg_query",
+        json!({"entity": "Clerk", "direction": "both"}),
+    )
+    .await
+    .unwrap();
     assert_eq!(q["entity"], "Clerk");
     assert_eq!(q["count"], 2);
     assert_eq!(
@@ -110,38 +183,80 @@ async fn four_phases_over_stdio() {
     );
     assert_eq!(q["facts"][1]["direction"], "incoming");
     assert_eq!(q["facts"][1]["subject"], "MyProject");
-    let only_in = call(&client, "mempalace_kg_query", json!({"entity": "clerk", "direction": "incoming"})).await.unwrap();
+    let only_in = call(
+        &client,
+        "mempalace_kg_query",
+        json!({"entity": "clerk", "direction": "incoming"}),
+    )
+    .await
+    .unwrap();
     assert_eq!(only_in["count"], 1);
 
     // Phase 4: the same content twice.
     let content = "Decided to run CI on a 2-core machine with a persistent target directory.";
-    let first = call(&client, "mempalace_add_drawer", json!({"wing": "wing_myproject", "room": "infra", "content": content})).await.unwrap();
+    let first = call(
+        &client,
+        "mempalace_add_drawer",
+        json!({"wing": "wing_myproject", "room": "infra", "content": content}),
+    )
+    .await
+    .unwrap();
     assert_eq!(first["success"], true);
     let id = first["drawer_id"].as_str().unwrap().to_string();
-    assert!(id.starts_with("drawer_wing_myproject_infra_") && id.len() == "drawer_wing_myproject_infra_".len() + 16);
-    let second = call(&client, "mempalace_add_drawer", json!({"wing": "wing_myproject", "room": "infra", "content": content})).await.unwrap();
+    assert!(
+        id.starts_with("drawer_wing_myproject_infra_")
+            && id.len() == "drawer_wing_myproject_infra_".len() + 16
+    );
+    let second = call(
+        &client,
+        "mempalace_add_drawer",
+        json!({"wing": "wing_myproject", "room": "infra", "content": content}),
+    )
+    .await
+    .unwrap();
     assert_eq!(second["success"], false);
     assert_eq!(second["reason"], "duplicate");
     assert_eq!(second["matches"][0]["id"], id.as_str());
     assert!(second["matches"][0]["similarity"].as_f64().unwrap() >= 0.9);
 
     // A failing tool: JSON-RPC error -32000 with the message; unknown tools and bad arguments: -32602.
-    match client.call_tool(CallToolRequestParams::new("mempalace_get_drawer").with_arguments(json!({"drawer_id": "drawer_nope"}).as_object().unwrap().clone())).await {
+    match client
+        .call_tool(
+            CallToolRequestParams::new("mempalace_get_drawer").with_arguments(
+                json!({"drawer_id": "drawer_nope"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+        .await
+    {
         Err(ServiceError::McpError(e)) => {
             assert_eq!(e.code, ErrorCode(-32000));
             assert!(e.message.contains("drawer_nope"), "{}", e.message);
         }
         other => panic!("expected -32000, got {other:?}"),
     }
-    match client.call_tool(CallToolRequestParams::new("mempalace_nope")).await {
+    match client
+        .call_tool(CallToolRequestParams::new("mempalace_nope"))
+        .await
+    {
         Err(ServiceError::McpError(e)) => assert_eq!(e.code, ErrorCode::INVALID_PARAMS),
         other => panic!("expected invalid params, got {other:?}"),
     }
-    match client.call_tool(CallToolRequestParams::new("mempalace_search").with_arguments(json!({"query": 7}).as_object().unwrap().clone())).await {
+    match client
+        .call_tool(
+            CallToolRequestParams::new("mempalace_search")
+                .with_arguments(json!({"query": 7}).as_object().unwrap().clone()),
+        )
+        .await
+    {
         Err(ServiceError::McpError(e)) => assert_eq!(e.code, ErrorCode::INVALID_PARAMS),
         other => panic!("expected invalid params, got {other:?}"),
     }
-    let stats = call(&client, "mempalace_kg_stats", json!({})).await.unwrap();
+    let stats = call(&client, "mempalace_kg_stats", json!({}))
+        .await
+        .unwrap();
     assert_eq!(stats["triples"], 2);
     client.cancel().await.unwrap();
 }

@@ -23,7 +23,11 @@ pub struct Chunk {
 pub fn chunk_text(content: &str) -> Vec<Chunk> {
     let content = content.trim();
     // Byte offset of every character, plus the end.
-    let offsets: Vec<usize> = content.char_indices().map(|(i, _)| i).chain([content.len()]).collect();
+    let offsets: Vec<usize> = content
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([content.len()])
+        .collect();
     let total = offsets.len() - 1;
     let slice = |from: usize, to: usize| &content[offsets[from]..offsets[to]];
     let mut chunks = Vec::new();
@@ -47,7 +51,11 @@ pub fn chunk_text(content: &str) -> Vec<Chunk> {
                 text: text.to_string(),
             });
         }
-        start = if end < total { end - CHUNK_OVERLAP } else { end };
+        start = if end < total {
+            end - CHUNK_OVERLAP
+        } else {
+            end
+        };
     }
     chunks
 }
@@ -89,12 +97,24 @@ mod tests {
         let tail: String = chunks[0].text.chars().skip(700).collect();
         assert!(chunks[1].text.starts_with(&tail));
         let emoji = "🚀".repeat(900);
-        assert!(chunk_text(&emoji).iter().all(|c| c.text.chars().all(|ch| ch == '🚀')));
+        assert!(
+            chunk_text(&emoji)
+                .iter()
+                .all(|c| c.text.chars().all(|ch| ch == '🚀'))
+        );
     }
 
     #[test]
     fn every_character_is_covered() {
-        let text: String = (0..3000).map(|i| if i % 97 == 0 { '\n' } else { char::from(b'a' + (i % 26) as u8) }).collect();
+        let text: String = (0..3000)
+            .map(|i| {
+                if i % 97 == 0 {
+                    '\n'
+                } else {
+                    char::from(b'a' + (i % 26) as u8)
+                }
+            })
+            .collect();
         let chunks = chunk_text(&text);
         let joined_len: usize = chunks.iter().map(|c| c.text.len()).sum();
         assert!(joined_len >= text.trim().len());

@@ -12,7 +12,10 @@ fn md5_16(input: &str) -> String {
 /// the filing timestamp (exactly MemPalace's `content[:100] + datetime.now().isoformat()`).
 pub fn agent_drawer_id(wing: &str, room: &str, content: &str, timestamp: &str) -> String {
     let head: String = content.chars().take(100).collect();
-    format!("drawer_{wing}_{room}_{}", md5_16(&format!("{head}{timestamp}")))
+    format!(
+        "drawer_{wing}_{room}_{}",
+        md5_16(&format!("{head}{timestamp}"))
+    )
 }
 
 /// The deterministic id of a mined chunk: md5 of wing, source path and chunk index, so that

@@ -101,7 +101,11 @@ impl PalaceError {
     }
 
     /// Shorthand for a [`PalaceError::Store`] error.
-    pub fn store(backend: &'static str, operation: &'static str, err: impl std::fmt::Display) -> Self {
+    pub fn store(
+        backend: &'static str,
+        operation: &'static str,
+        err: impl std::fmt::Display,
+    ) -> Self {
         PalaceError::Store {
             backend,
             operation,

@@ -66,6 +66,9 @@ impl DrawerFilter {
         let m = &drawer.metadata;
         self.wing.as_deref().is_none_or(|w| w == m.wing)
             && self.room.as_deref().is_none_or(|r| r == m.room)
-            && self.source_file.as_deref().is_none_or(|s| s == m.source_file)
+            && self
+                .source_file
+                .as_deref()
+                .is_none_or(|s| s == m.source_file)
     }
 }

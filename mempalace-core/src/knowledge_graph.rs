@@ -71,7 +71,10 @@ fn validate_term(field: &'static str, value: &str) -> Result<()> {
         return Err(PalaceError::invalid(field, "must not be empty"));
     }
     if value.chars().any(char::is_control) {
-        return Err(PalaceError::invalid(field, format!("{value:?} contains control characters")));
+        return Err(PalaceError::invalid(
+            field,
+            format!("{value:?} contains control characters"),
+        ));
     }
     if value.chars().count() > 512 {
         return Err(PalaceError::invalid(field, "longer than 512 characters"));
@@ -134,7 +137,11 @@ pub struct NewTriple {
 
 impl NewTriple {
     /// A current fact with confidence 1.0 and no source.
-    pub fn new(subject: impl Into<String>, predicate: impl Into<String>, object: impl Into<String>) -> Self {
+    pub fn new(
+        subject: impl Into<String>,
+        predicate: impl Into<String>,
+        object: impl Into<String>,
+    ) -> Self {
         NewTriple {
             subject: subject.into(),
             predicate: predicate.into(),
@@ -178,8 +185,16 @@ impl NewTriple {
                 format!("{} is outside [0, 1]", self.confidence),
             ));
         }
-        let valid_from = self.valid_from.as_deref().map(|d| canonical_date("valid_from", d)).transpose()?;
-        let valid_to = self.valid_to.as_deref().map(|d| canonical_date("valid_to", d)).transpose()?;
+        let valid_from = self
+            .valid_from
+            .as_deref()
+            .map(|d| canonical_date("valid_from", d))
+            .transpose()?;
+        let valid_to = self
+            .valid_to
+            .as_deref()
+            .map(|d| canonical_date("valid_to", d))
+            .transpose()?;
         if let (Some(from), Some(to)) = (&valid_from, &valid_to)
             && ends_before_start(from, to)
         {
@@ -188,7 +203,11 @@ impl NewTriple {
                 format!("{to} is before valid_from {from}"),
             ));
         }
-        let blank_to_none = |v: &Option<String>| v.as_ref().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        let blank_to_none = |v: &Option<String>| {
+            v.as_ref()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
         Ok(NewTriple {
             subject: self.subject.trim().to_string(),
             predicate: predicate_id(&self.predicate),
@@ -294,13 +313,24 @@ pub trait KnowledgeGraph: Send + Sync {
 
     /// Closes the open fact `subject predicate object` at `ended` (default: today); returns how
     /// many facts were closed. Never deletes.
-    async fn invalidate(&self, subject: &str, predicate: &str, object: &str, ended: Option<&str>) -> Result<u64>;
+    async fn invalidate(
+        &self,
+        subject: &str,
+        predicate: &str,
+        object: &str,
+        ended: Option<&str>,
+    ) -> Result<u64>;
 
     /// Closes the old value and opens the new one in one transaction.
     async fn supersede(&self, change: &Supersede) -> Result<Supersession>;
 
     /// Facts about an entity, optionally only those valid at `as_of`.
-    async fn query_entity(&self, name: &str, as_of: Option<&str>, direction: Direction) -> Result<Vec<Fact>>;
+    async fn query_entity(
+        &self,
+        name: &str,
+        as_of: Option<&str>,
+        direction: Direction,
+    ) -> Result<Vec<Fact>>;
 
     /// Facts with a given predicate, optionally only those valid at `as_of`.
     async fn query_relationship(&self, predicate: &str, as_of: Option<&str>) -> Result<Vec<Fact>>;
@@ -338,7 +368,12 @@ mod tests {
         let mut c = NewTriple::new("s", "p", "o");
         c.confidence = 1.5;
         assert!(c.validated().is_err());
-        assert!(NewTriple::new("s", "p", "o").valid_from("soon").validated().is_err());
+        assert!(
+            NewTriple::new("s", "p", "o")
+                .valid_from("soon")
+                .validated()
+                .is_err()
+        );
         assert!(
             NewTriple::new("s", "p", "o")
                 .valid_from("2025-02-01")

@@ -21,13 +21,13 @@ pub mod filter;
 pub mod knowledge_graph;
 pub mod lazy_embedder;
 pub mod memory_store;
-pub mod validation;
 pub mod palace;
 pub mod protocol;
 pub mod reports;
 pub mod room_routing;
 pub mod similarity;
 pub mod temporal;
+pub mod validation;
 pub mod vector_store;
 pub mod write_lock;
 

@@ -38,11 +38,15 @@ impl MemoryStore {
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Contents> {
-        self.contents.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.contents
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Contents> {
-        self.contents.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.contents
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn check_dimension(&self, vector: &[f32], context: &str) -> Result<()> {
@@ -89,12 +93,19 @@ impl VectorStore for MemoryStore {
         let mut contents = self.write();
         contents.created = true;
         for (drawer, vector) in drawers.iter().zip(vectors) {
-            contents.rows.insert(drawer.id.clone(), (drawer.clone(), vector.clone()));
+            contents
+                .rows
+                .insert(drawer.id.clone(), (drawer.clone(), vector.clone()));
         }
         Ok(())
     }
 
-    async fn query(&self, vector: &[f32], filter: &DrawerFilter, limit: usize) -> Result<Vec<Neighbour>> {
+    async fn query(
+        &self,
+        vector: &[f32],
+        filter: &DrawerFilter,
+        limit: usize,
+    ) -> Result<Vec<Neighbour>> {
         self.check_dimension(vector, "query")?;
         let contents = self.read();
         let mut scored: Vec<Neighbour> = contents
@@ -127,11 +138,19 @@ impl VectorStore for MemoryStore {
 
     async fn delete(&self, ids: &[String]) -> Result<usize> {
         let mut contents = self.write();
-        Ok(ids.iter().filter(|id| contents.rows.remove(*id).is_some()).count())
+        Ok(ids
+            .iter()
+            .filter(|id| contents.rows.remove(*id).is_some())
+            .count())
     }
 
     async fn count(&self, filter: &DrawerFilter) -> Result<u64> {
-        Ok(self.read().rows.values().filter(|(d, _)| filter.matches(d)).count() as u64)
+        Ok(self
+            .read()
+            .rows
+            .values()
+            .filter(|(d, _)| filter.matches(d))
+            .count() as u64)
     }
 
     async fn room_counts(&self, filter: &DrawerFilter) -> Result<Vec<RoomCount>> {

@@ -61,7 +61,11 @@ pub struct NewDrawer {
 
 impl NewDrawer {
     /// A drawer filed by an agent, with no source file.
-    pub fn new(wing: impl Into<String>, room: impl Into<String>, content: impl Into<String>) -> Self {
+    pub fn new(
+        wing: impl Into<String>,
+        room: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
         NewDrawer {
             wing: wing.into(),
             room: room.into(),
@@ -304,7 +308,11 @@ impl Palace {
     async fn duplicates_of(&self, vector: &[f32], threshold: f64) -> Result<DuplicateCheck> {
         let neighbours = self
             .store
-            .query(vector, &DrawerFilter::all(), self.limits.duplicate_candidates)
+            .query(
+                vector,
+                &DrawerFilter::all(),
+                self.limits.duplicate_candidates,
+            )
             .await?;
         let matches: Vec<DuplicateMatch> = neighbours
             .into_iter()
@@ -333,7 +341,10 @@ impl Palace {
         validate_content(&new.content)?;
         let source_file = new.source_file.unwrap_or_default();
         if source_file.chars().any(char::is_control) {
-            return Err(PalaceError::invalid("source_file", "contains control characters"));
+            return Err(PalaceError::invalid(
+                "source_file",
+                "contains control characters",
+            ));
         }
         let vector = self.embed_one(&new.content).await?;
         let _guard = self.write_lock.acquire().await?;
@@ -359,7 +370,9 @@ impl Palace {
                 filed_at,
             },
         };
-        self.store.upsert(std::slice::from_ref(&drawer), &[vector]).await?;
+        self.store
+            .upsert(std::slice::from_ref(&drawer), &[vector])
+            .await?;
         Ok(AddDrawerOutcome::Added(DrawerAdded {
             success: true,
             drawer_id: drawer.id,
@@ -376,7 +389,12 @@ impl Palace {
     /// Files a batch of mined chunks with their vectors, without the duplicate check (mined
     /// ids are deterministic, so re-filing replaces), and deletes `stale_ids` (chunks of the
     /// same files that no longer exist). Takes the write lock for this batch only.
-    pub async fn file_mined(&self, drawers: &[Drawer], vectors: &[Vec<f32>], stale_ids: &[String]) -> Result<()> {
+    pub async fn file_mined(
+        &self,
+        drawers: &[Drawer],
+        vectors: &[Vec<f32>],
+        stale_ids: &[String],
+    ) -> Result<()> {
         for d in drawers {
             validate_name("wing", &d.metadata.wing)?;
             validate_name("room", &d.metadata.room)?;
@@ -405,13 +423,24 @@ impl Palace {
     }
 
     /// Drawers by wing and/or room, in id order, one page at a time.
-    pub async fn list_drawers(&self, wing: Option<&str>, room: Option<&str>, page: Page) -> Result<DrawerListing> {
+    pub async fn list_drawers(
+        &self,
+        wing: Option<&str>,
+        room: Option<&str>,
+        page: Page,
+    ) -> Result<DrawerListing> {
         let filter = Self::search_filter(wing, room)?;
         let limit = clamp_limit(page.limit, self.limits.max_page)?;
         self.require_palace().await?;
         let drawers = self
             .store
-            .list(&filter, Page { offset: page.offset, limit })
+            .list(
+                &filter,
+                Page {
+                    offset: page.offset,
+                    limit,
+                },
+            )
             .await?;
         let drawers: Vec<DrawerSummary> = drawers
             .into_iter()
@@ -484,7 +513,12 @@ impl Palace {
     }
 
     /// Facts about an entity, optionally as of a date, in the given direction(s).
-    pub async fn kg_query(&self, entity: &str, as_of: Option<&str>, direction: Direction) -> Result<KgQueryResult> {
+    pub async fn kg_query(
+        &self,
+        entity: &str,
+        as_of: Option<&str>,
+        direction: Direction,
+    ) -> Result<KgQueryResult> {
         self.require_palace().await?;
         let facts = self.kg.query_entity(entity, as_of, direction).await?;
         Ok(KgQueryResult {
@@ -502,7 +536,11 @@ impl Palace {
         let _guard = self.write_lock.acquire().await?;
         self.create_if_missing().await?;
         if let Some(closet) = &triple.source_closet
-            && self.store.get(std::slice::from_ref(closet)).await?.is_empty()
+            && self
+                .store
+                .get(std::slice::from_ref(closet))
+                .await?
+                .is_empty()
         {
             return Err(PalaceError::invalid(
                 "source_closet",
@@ -518,10 +556,19 @@ impl Palace {
     }
 
     /// Closes a current fact at `ended` (default today); it stays in the graph as history.
-    pub async fn kg_invalidate(&self, subject: &str, predicate: &str, object: &str, ended: Option<&str>) -> Result<KgInvalidated> {
+    pub async fn kg_invalidate(
+        &self,
+        subject: &str,
+        predicate: &str,
+        object: &str,
+        ended: Option<&str>,
+    ) -> Result<KgInvalidated> {
         self.require_palace().await?;
         let _guard = self.write_lock.acquire().await?;
-        let closed = self.kg.invalidate(subject, predicate, object, ended).await?;
+        let closed = self
+            .kg
+            .invalidate(subject, predicate, object, ended)
+            .await?;
         Ok(KgInvalidated {
             success: closed > 0,
             fact: arrow_fact(subject, predicate, object),
@@ -552,7 +599,13 @@ impl Palace {
         self.require_palace().await?;
         let timeline = self
             .kg
-            .timeline(entity, Page { offset: page.offset, limit })
+            .timeline(
+                entity,
+                Page {
+                    offset: page.offset,
+                    limit,
+                },
+            )
             .await?;
         Ok(KgTimeline {
             entity: entity.unwrap_or("all").to_string(),
@@ -570,10 +623,18 @@ impl Palace {
     /// Writes an agent's diary entry: a drawer in `wing_<agent>` / `diary`, topic kept in its
     /// source_file as `diary/<topic>`. Diary entries skip the duplicate check (two days can
     /// read alike).
-    pub async fn diary_write(&self, agent_name: &str, entry: &str, topic: Option<&str>) -> Result<DiaryWritten> {
+    pub async fn diary_write(
+        &self,
+        agent_name: &str,
+        entry: &str,
+        topic: Option<&str>,
+    ) -> Result<DiaryWritten> {
         let wing = diary_wing(agent_name)?;
         validate_content(entry)?;
-        let topic = topic.map(str::trim).filter(|t| !t.is_empty()).unwrap_or("general");
+        let topic = topic
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .unwrap_or("general");
         validate_name("topic", topic)?;
         let vector = self.embed_one(entry).await?;
         let _guard = self.write_lock.acquire().await?;
@@ -591,7 +652,9 @@ impl Palace {
                 filed_at: timestamp.clone(),
             },
         };
-        self.store.upsert(std::slice::from_ref(&drawer), &[vector]).await?;
+        self.store
+            .upsert(std::slice::from_ref(&drawer), &[vector])
+            .await?;
         Ok(DiaryWritten {
             success: true,
             entry_id: drawer.id,
@@ -613,7 +676,13 @@ impl Palace {
         loop {
             let page = self
                 .store
-                .list(&filter, Page { offset: drawers.len(), limit: page_size })
+                .list(
+                    &filter,
+                    Page {
+                        offset: drawers.len(),
+                        limit: page_size,
+                    },
+                )
                 .await?;
             let done = page.len() < page_size;
             drawers.extend(page);
@@ -621,7 +690,12 @@ impl Palace {
                 break;
             }
         }
-        drawers.sort_by(|a, b| b.metadata.filed_at.cmp(&a.metadata.filed_at).then_with(|| a.id.cmp(&b.id)));
+        drawers.sort_by(|a, b| {
+            b.metadata
+                .filed_at
+                .cmp(&a.metadata.filed_at)
+                .then_with(|| a.id.cmp(&b.id))
+        });
         let entries: Vec<DiaryEntry> = drawers
             .into_iter()
             .take(last_n)
@@ -652,7 +726,10 @@ pub const DIARY_ROOM: &str = "diary";
 /// The wing of an agent's diary: `wing_` + the agent's name in lower case, spaces to `_`.
 pub fn diary_wing(agent_name: &str) -> Result<String> {
     validate_name("agent_name", agent_name)?;
-    Ok(format!("wing_{}", agent_name.to_lowercase().replace(' ', "_")))
+    Ok(format!(
+        "wing_{}",
+        agent_name.to_lowercase().replace(' ', "_")
+    ))
 }
 
 /// "subject → predicate → object".

@@ -41,7 +41,15 @@ mod tests {
         }
         assert!(PALACE_PROTOCOL.contains("let me check"));
         assert!(PALACE_PROTOCOL.contains("mempalace_kg_supersede"));
-        for part in ["ALC=Alice", "*warm*=joy", "Pipe-separated", "ISO", "★", "WINGS", "ROOMS"] {
+        for part in [
+            "ALC=Alice",
+            "*warm*=joy",
+            "Pipe-separated",
+            "ISO",
+            "★",
+            "WINGS",
+            "ROOMS",
+        ] {
             assert!(AAAK_SPEC.contains(part), "{part}");
         }
     }

@@ -54,10 +54,17 @@ pub fn route_room(relative_path: &str, content: &str, rooms: &[RoomSpec]) -> Str
             }
         }
     }
-    let head: String = content.chars().take(2000).collect::<String>().to_lowercase();
+    let head: String = content
+        .chars()
+        .take(2000)
+        .collect::<String>()
+        .to_lowercase();
     let mut best: Option<(&RoomSpec, usize)> = None;
     for room in rooms {
-        let score: usize = candidates(room).iter().map(|k| head.matches(k.as_str()).count()).sum();
+        let score: usize = candidates(room)
+            .iter()
+            .map(|k| head.matches(k.as_str()).count())
+            .sum();
         if score > 0 && best.is_none_or(|(_, s)| score > s) {
             best = Some((room, score));
         }
@@ -75,7 +82,11 @@ mod tests {
             keywords: k.iter().map(|s| s.to_string()).collect(),
             description: None,
         };
-        vec![r("frontend", &["ui", "react"]), r("backend", &["api", "server"]), r("docs", &[])]
+        vec![
+            r("frontend", &["ui", "react"]),
+            r("backend", &["api", "server"]),
+            r("docs", &[]),
+        ]
     }
 
     #[test]
@@ -83,8 +94,18 @@ mod tests {
         assert_eq!(route_room("frontend/app.tsx", "", &rooms()), "frontend");
         assert_eq!(route_room("src/api/users.rs", "", &rooms()), "backend");
         assert_eq!(route_room("notes/docs.md", "", &rooms()), "docs");
-        assert_eq!(route_room("misc/notes.txt", "the react ui and the react router", &rooms()), "frontend");
-        assert_eq!(route_room("misc/notes.txt", "nothing relevant", &rooms()), FALLBACK_ROOM);
+        assert_eq!(
+            route_room(
+                "misc/notes.txt",
+                "the react ui and the react router",
+                &rooms()
+            ),
+            "frontend"
+        );
+        assert_eq!(
+            route_room("misc/notes.txt", "nothing relevant", &rooms()),
+            FALLBACK_ROOM
+        );
         assert_eq!(route_room("README", "", &[]), FALLBACK_ROOM);
     }
 }

@@ -28,7 +28,9 @@ pub fn canonical_date(field: &'static str, value: &str) -> Result<String> {
     let bad = || {
         PalaceError::invalid(
             field,
-            format!("{value:?} is not a date (expected YYYY, YYYY-MM, YYYY-MM-DD or an ISO 8601 timestamp)"),
+            format!(
+                "{value:?} is not a date (expected YYYY, YYYY-MM, YYYY-MM-DD or an ISO 8601 timestamp)"
+            ),
         )
     };
     if v.is_empty() {
@@ -48,15 +50,30 @@ pub fn canonical_date(field: &'static str, value: &str) -> Result<String> {
     }
     // Timestamps: with an offset (converted to UTC) or naive.
     if let Ok(dt) = DateTime::parse_from_rfc3339(v) {
-        return Ok(dt.with_timezone(&Utc).format("%Y-%m-%dT%H:%M:%S").to_string());
+        return Ok(dt
+            .with_timezone(&Utc)
+            .format("%Y-%m-%dT%H:%M:%S")
+            .to_string());
     }
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f%:z", "%Y-%m-%d %H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M%:z"] {
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f%:z",
+        "%Y-%m-%d %H:%M:%S%.f%:z",
+        "%Y-%m-%dT%H:%M%:z",
+    ] {
         if let Ok(dt) = DateTime::parse_from_str(v, fmt) {
-            return Ok(dt.with_timezone(&Utc).format("%Y-%m-%dT%H:%M:%S").to_string());
+            return Ok(dt
+                .with_timezone(&Utc)
+                .format("%Y-%m-%dT%H:%M:%S")
+                .to_string());
         }
     }
     let naive = v.strip_suffix('Z').unwrap_or(v);
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"] {
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M",
+    ] {
         if let Ok(dt) = NaiveDateTime::parse_from_str(naive, fmt) {
             return Ok(dt.format("%Y-%m-%dT%H:%M:%S").to_string());
         }
@@ -90,7 +107,8 @@ pub fn previous_granule(canonical: &str) -> Result<String> {
             Ok(format!("{:04}", y - 1))
         }
         7 => {
-            let d = NaiveDate::parse_from_str(&format!("{canonical}-01"), "%Y-%m-%d").map_err(|_| bad())?;
+            let d = NaiveDate::parse_from_str(&format!("{canonical}-01"), "%Y-%m-%d")
+                .map_err(|_| bad())?;
             let p = d.checked_sub_months(Months::new(1)).ok_or_else(bad)?;
             Ok(format!("{:04}-{:02}", p.year(), p.month()))
         }
@@ -99,8 +117,11 @@ pub fn previous_granule(canonical: &str) -> Result<String> {
             Ok((d - Duration::days(1)).format("%Y-%m-%d").to_string())
         }
         _ => {
-            let dt = NaiveDateTime::parse_from_str(canonical, "%Y-%m-%dT%H:%M:%S").map_err(|_| bad())?;
-            Ok((dt - Duration::seconds(1)).format("%Y-%m-%dT%H:%M:%S").to_string())
+            let dt =
+                NaiveDateTime::parse_from_str(canonical, "%Y-%m-%dT%H:%M:%S").map_err(|_| bad())?;
+            Ok((dt - Duration::seconds(1))
+                .format("%Y-%m-%dT%H:%M:%S")
+                .to_string())
         }
     }
 }
@@ -112,7 +133,9 @@ pub fn today() -> String {
 
 /// The current local time as MemPalace writes `filed_at`: ISO 8601 with microseconds.
 pub fn now_iso() -> String {
-    chrono::Local::now().format("%Y-%m-%dT%H:%M:%S%.6f").to_string()
+    chrono::Local::now()
+        .format("%Y-%m-%dT%H:%M:%S%.6f")
+        .to_string()
 }
 
 #[cfg(test)]
@@ -124,11 +147,30 @@ mod tests {
         assert_eq!(canonical_date("d", "2025").unwrap(), "2025");
         assert_eq!(canonical_date("d", "2025-06").unwrap(), "2025-06");
         assert_eq!(canonical_date("d", " 2025-06-01 ").unwrap(), "2025-06-01");
-        assert_eq!(canonical_date("d", "2025-06-01T09:30").unwrap(), "2025-06-01T09:30:00");
-        assert_eq!(canonical_date("d", "2025-06-01 09:30:15.123").unwrap(), "2025-06-01T09:30:15");
-        assert_eq!(canonical_date("d", "2025-06-01T23:30:00-02:00").unwrap(), "2025-06-02T01:30:00");
-        assert_eq!(canonical_date("d", "2025-06-01T09:30:00Z").unwrap(), "2025-06-01T09:30:00");
-        for bad in ["", "yesterday", "2025-13-01", "2025-02-30", "20250601", "2025-6-1"] {
+        assert_eq!(
+            canonical_date("d", "2025-06-01T09:30").unwrap(),
+            "2025-06-01T09:30:00"
+        );
+        assert_eq!(
+            canonical_date("d", "2025-06-01 09:30:15.123").unwrap(),
+            "2025-06-01T09:30:15"
+        );
+        assert_eq!(
+            canonical_date("d", "2025-06-01T23:30:00-02:00").unwrap(),
+            "2025-06-02T01:30:00"
+        );
+        assert_eq!(
+            canonical_date("d", "2025-06-01T09:30:00Z").unwrap(),
+            "2025-06-01T09:30:00"
+        );
+        for bad in [
+            "",
+            "yesterday",
+            "2025-13-01",
+            "2025-02-30",
+            "20250601",
+            "2025-6-1",
+        ] {
             assert!(canonical_date("d", bad).is_err(), "{bad:?}");
         }
     }
@@ -150,7 +192,11 @@ mod tests {
         assert!(valid_at(Some("2025-06-01T15:00:00"), None, "2025-06-01"));
         assert!(!valid_at(Some("2025-06-02T00:00:00"), None, "2025-06-01"));
         assert!(valid_at(None, Some("2025-06-01T15:00:00"), "2025-06-01"));
-        assert!(!valid_at(None, Some("2025-06-01T15:00:00"), "2025-06-01T15:00:01"));
+        assert!(!valid_at(
+            None,
+            Some("2025-06-01T15:00:00"),
+            "2025-06-01T15:00:01"
+        ));
     }
 
     #[test]

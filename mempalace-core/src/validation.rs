@@ -16,15 +16,26 @@ pub fn validate_name(field: &'static str, name: &str) -> Result<()> {
         return Err(PalaceError::invalid(field, "must not be empty"));
     }
     if name.trim() != name {
-        return Err(PalaceError::invalid(field, format!("{name:?} has leading or trailing white space")));
-    }
-    if name.chars().count() > MAX_NAME_CHARS {
-        return Err(PalaceError::invalid(field, format!("longer than {MAX_NAME_CHARS} characters")));
-    }
-    if let Some(bad) = name.chars().find(|c| c.is_control() || *c == '/' || *c == '\\') {
         return Err(PalaceError::invalid(
             field,
-            format!("{name:?} contains the forbidden character {bad:?} (control characters, '/' and '\\' are not allowed)"),
+            format!("{name:?} has leading or trailing white space"),
+        ));
+    }
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(PalaceError::invalid(
+            field,
+            format!("longer than {MAX_NAME_CHARS} characters"),
+        ));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| c.is_control() || *c == '/' || *c == '\\')
+    {
+        return Err(PalaceError::invalid(
+            field,
+            format!(
+                "{name:?} contains the forbidden character {bad:?} (control characters, '/' and '\\' are not allowed)"
+            ),
         ));
     }
     Ok(())
@@ -33,12 +44,18 @@ pub fn validate_name(field: &'static str, name: &str) -> Result<()> {
 /// Checks drawer content: not empty or white space only, at most [`MAX_CONTENT_BYTES`].
 pub fn validate_content(content: &str) -> Result<()> {
     if content.trim().is_empty() {
-        return Err(PalaceError::invalid("content", "must not be empty or white space only"));
+        return Err(PalaceError::invalid(
+            "content",
+            "must not be empty or white space only",
+        ));
     }
     if content.len() > MAX_CONTENT_BYTES {
         return Err(PalaceError::invalid(
             "content",
-            format!("{} bytes is over the limit of {MAX_CONTENT_BYTES} bytes; split it into several drawers", content.len()),
+            format!(
+                "{} bytes is over the limit of {MAX_CONTENT_BYTES} bytes; split it into several drawers",
+                content.len()
+            ),
         ));
     }
     Ok(())
@@ -47,7 +64,10 @@ pub fn validate_content(content: &str) -> Result<()> {
 /// Checks a similarity threshold is a number in [0, 1].
 pub fn validate_threshold(threshold: f64) -> Result<()> {
     if !(0.0..=1.0).contains(&threshold) {
-        return Err(PalaceError::invalid("threshold", format!("{threshold} is outside [0, 1]")));
+        return Err(PalaceError::invalid(
+            "threshold",
+            format!("{threshold} is outside [0, 1]"),
+        ));
     }
     Ok(())
 }
@@ -66,15 +86,34 @@ mod tests {
 
     #[test]
     fn names_accept_unicode_and_quotes() {
-        for ok in ["wing_code", "项目", "🚀 launch", "o'brien", "x\" OR 1=1", "my-project.v2"] {
+        for ok in [
+            "wing_code",
+            "项目",
+            "🚀 launch",
+            "o'brien",
+            "x\" OR 1=1",
+            "my-project.v2",
+        ] {
             validate_name("wing", ok).unwrap();
         }
     }
 
     #[test]
     fn names_reject_empty_padded_control_and_separators() {
-        for bad in ["", "   ", " lead", "trail ", "a/b", "a\\b", "new\nline", "nul\0"] {
-            assert!(validate_name("room", bad).is_err(), "{bad:?} should be rejected");
+        for bad in [
+            "",
+            "   ",
+            " lead",
+            "trail ",
+            "a/b",
+            "a\\b",
+            "new\nline",
+            "nul\0",
+        ] {
+            assert!(
+                validate_name("room", bad).is_err(),
+                "{bad:?} should be rejected"
+            );
         }
         assert!(validate_name("room", &"x".repeat(MAX_NAME_CHARS + 1)).is_err());
         validate_name("room", &"字".repeat(MAX_NAME_CHARS)).unwrap();

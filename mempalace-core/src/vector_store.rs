@@ -72,7 +72,12 @@ pub trait VectorStore: Send + Sync {
     async fn upsert(&self, drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()>;
 
     /// The `limit` nearest drawers to `vector` by cosine distance, within `filter`.
-    async fn query(&self, vector: &[f32], filter: &DrawerFilter, limit: usize) -> Result<Vec<Neighbour>>;
+    async fn query(
+        &self,
+        vector: &[f32],
+        filter: &DrawerFilter,
+        limit: usize,
+    ) -> Result<Vec<Neighbour>>;
 
     /// The drawers with these ids (missing ids are skipped), in the order of `ids`.
     async fn get(&self, ids: &[String]) -> Result<Vec<Drawer>>;

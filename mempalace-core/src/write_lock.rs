@@ -104,12 +104,13 @@ impl WriteLock for FileWriteLock {
     async fn acquire(&self) -> Result<WriteGuard> {
         let started = Instant::now();
         // Tasks of this process queue here, so only one of them polls the file lock.
-        let task_guard = tokio::time::timeout(self.timeout, self.in_process.mutex.clone().lock_owned())
-            .await
-            .map_err(|_| PalaceError::PalaceBusy {
-                path: self.path.clone(),
-                waited_ms: started.elapsed().as_millis() as u64,
-            })?;
+        let task_guard =
+            tokio::time::timeout(self.timeout, self.in_process.mutex.clone().lock_owned())
+                .await
+                .map_err(|_| PalaceError::PalaceBusy {
+                    path: self.path.clone(),
+                    waited_ms: started.elapsed().as_millis() as u64,
+                })?;
         let file = self.open()?;
         let mut pause = Duration::from_millis(1);
         loop {

@@ -6,9 +6,7 @@ use std::sync::Arc;
 use mempalace_conformance::HashingEmbedder;
 use mempalace_core::palace::NewDrawer;
 use mempalace_core::reports::{AddDrawerOutcome, Status};
-use mempalace_core::{
-    Direction, DrawerFilter, MemoryStore, NewTriple, Page, Palace, PalaceError,
-};
+use mempalace_core::{Direction, DrawerFilter, MemoryStore, NewTriple, Page, Palace, PalaceError};
 use mempalace_kg_sqlite::SqliteKnowledgeGraph;
 use serde_json::{Value, json};
 
@@ -61,10 +59,22 @@ async fn no_palace_answers_and_creates_nothing() {
             "hint": "Run: mempalace init <dir> && mempalace mine <dir>"
         })
     );
-    assert!(matches!(p.search("anything", None, None, 5).await, Err(PalaceError::NoPalace { .. })));
-    assert!(matches!(p.list_wings().await, Err(PalaceError::NoPalace { .. })));
-    assert!(matches!(p.kg_query("Clerk", None, Direction::Both).await, Err(PalaceError::NoPalace { .. })));
-    assert!(!p.path().exists(), "reads must not create the palace folder");
+    assert!(matches!(
+        p.search("anything", None, None, 5).await,
+        Err(PalaceError::NoPalace { .. })
+    ));
+    assert!(matches!(
+        p.list_wings().await,
+        Err(PalaceError::NoPalace { .. })
+    ));
+    assert!(matches!(
+        p.kg_query("Clerk", None, Direction::Both).await,
+        Err(PalaceError::NoPalace { .. })
+    ));
+    assert!(
+        !p.path().exists(),
+        "reads must not create the palace folder"
+    );
     p.init().await.unwrap();
     assert!(matches!(p.status().await.unwrap(), Status::Ready(_)));
 }
@@ -74,24 +84,63 @@ async fn the_four_phases() {
     let t = palace();
     let p = &t.palace;
     // Files to search in.
-    file(p, "wing_myproject", "auth", "We chose Clerk for authentication because Auth0 pricing grew too fast", "/home/u/proj/docs/auth-decision.md").await;
-    file(p, "wing_myproject", "billing", "Stripe webhooks retry for three days before giving up", "/home/u/proj/docs/billing.md").await;
-    file(p, "wing_personal", "family", "Riley plays football every Saturday morning", "").await;
+    file(
+        p,
+        "wing_myproject",
+        "auth",
+        "We chose Clerk for authentication because Auth0 pricing grew too fast",
+        "/home/u/proj/docs/auth-decision.md",
+    )
+    .await;
+    file(
+        p,
+        "wing_myproject",
+        "billing",
+        "Stripe webhooks retry for three days before giving up",
+        "/home/u/proj/docs/billing.md",
+    )
+    .await;
+    file(
+        p,
+        "wing_personal",
+        "family",
+        "Riley plays football every Saturday morning",
+        "",
+    )
+    .await;
 
     // Phase 1: status.
     let status = to_json(&p.status().await.unwrap());
     assert_eq!(status["total_drawers"], 3);
-    assert_eq!(status["wings"], json!({"wing_myproject": 2, "wing_personal": 1}));
-    assert_eq!(status["rooms"], json!({"auth": 1, "billing": 1, "family": 1}));
+    assert_eq!(
+        status["wings"],
+        json!({"wing_myproject": 2, "wing_personal": 1})
+    );
+    assert_eq!(
+        status["rooms"],
+        json!({"auth": 1, "billing": 1, "family": 1})
+    );
     assert_eq!(status["palace_path"], p.path().display().to_string());
     assert!(status["protocol"].as_str().unwrap().contains("ON WAKE-UP"));
     assert!(status["aaak_dialect"].as_str().unwrap().contains("AAAK"));
     assert_eq!(status.as_object().unwrap().len(), 6);
 
     // Phase 2: search with a wing filter.
-    let found = to_json(&p.search("why did we choose Clerk for authentication", Some("wing_myproject"), None, 5).await.unwrap());
+    let found = to_json(
+        &p.search(
+            "why did we choose Clerk for authentication",
+            Some("wing_myproject"),
+            None,
+            5,
+        )
+        .await
+        .unwrap(),
+    );
     assert_eq!(found["query"], "why did we choose Clerk for authentication");
-    assert_eq!(found["filters"], json!({"wing": "wing_myproject", "room": null}));
+    assert_eq!(
+        found["filters"],
+        json!({"wing": "wing_myproject", "room": null})
+    );
     let results = found["results"].as_array().unwrap();
     assert_eq!(results.len(), 2, "only the wing's drawers");
     let top = &results[0];
@@ -101,7 +150,11 @@ async fn the_four_phases() {
     assert!(top["text"].as_str().unwrap().starts_with("We chose Clerk"));
     let sim = top["similarity"].as_f64().unwrap();
     assert!(sim > 0.3 && sim <= 1.0);
-    assert_eq!((sim * 1000.0).round() / 1000.0, sim, "rounded to 3 decimals");
+    assert_eq!(
+        (sim * 1000.0).round() / 1000.0,
+        sim,
+        "rounded to 3 decimals"
+    );
     assert!(results[1]["similarity"].as_f64().unwrap() <= sim);
     assert_eq!(top.as_object().unwrap().len(), 5);
     let room_only = p.search("football", None, Some("family"), 5).await.unwrap();
@@ -109,11 +162,22 @@ async fn the_four_phases() {
     assert_eq!(room_only.results[0].source_file, "?");
 
     // Phase 3: the knowledge graph, both directions.
-    let added = to_json(&p.kg_add(NewTriple::new("Clerk", "replaces", "Auth0").valid_from("2026-01-15")).await.unwrap());
+    let added = to_json(
+        &p.kg_add(NewTriple::new("Clerk", "replaces", "Auth0").valid_from("2026-01-15"))
+            .await
+            .unwrap(),
+    );
     assert_eq!(added["success"], true);
     assert_eq!(added["fact"], "Clerk → replaces → Auth0");
-    assert!(added["triple_id"].as_str().unwrap().starts_with("t_clerk_replaces_auth0_"));
-    p.kg_add(NewTriple::new("MyProject", "uses", "Clerk")).await.unwrap();
+    assert!(
+        added["triple_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("t_clerk_replaces_auth0_")
+    );
+    p.kg_add(NewTriple::new("MyProject", "uses", "Clerk"))
+        .await
+        .unwrap();
     let q = to_json(&p.kg_query("Clerk", None, Direction::Both).await.unwrap());
     assert_eq!(q["entity"], "Clerk");
     assert_eq!(q["as_of"], Value::Null);
@@ -129,13 +193,25 @@ async fn the_four_phases() {
 
     // Phase 4: the same content twice; the second is refused as a duplicate.
     let content = "Decided to move the CI runners to a 2-core machine to cut costs";
-    let first = to_json(&p.add_drawer(NewDrawer::new("wing_myproject", "infra", content)).await.unwrap());
+    let first = to_json(
+        &p.add_drawer(NewDrawer::new("wing_myproject", "infra", content))
+            .await
+            .unwrap(),
+    );
     assert_eq!(first["success"], true);
     let id = first["drawer_id"].as_str().unwrap();
     assert!(id.starts_with("drawer_wing_myproject_infra_"));
     assert_eq!(id.len(), "drawer_wing_myproject_infra_".len() + 16);
-    assert!(id["drawer_wing_myproject_infra_".len()..].chars().all(|c| c.is_ascii_hexdigit()));
-    let second = to_json(&p.add_drawer(NewDrawer::new("wing_other", "misc", content)).await.unwrap());
+    assert!(
+        id["drawer_wing_myproject_infra_".len()..]
+            .chars()
+            .all(|c| c.is_ascii_hexdigit())
+    );
+    let second = to_json(
+        &p.add_drawer(NewDrawer::new("wing_other", "misc", content))
+            .await
+            .unwrap(),
+    );
     assert_eq!(second["success"], false);
     assert_eq!(second["reason"], "duplicate");
     assert_eq!(second["matches"][0]["id"], id);
@@ -144,7 +220,12 @@ async fn the_four_phases() {
     assert_eq!(p.store().count(&DrawerFilter::all()).await.unwrap(), 4);
     let dup = p.check_duplicate(content, 0.9).await.unwrap();
     assert!(dup.is_duplicate);
-    assert!(!p.check_duplicate("completely unrelated words about gardening tomatoes", 0.9).await.unwrap().is_duplicate);
+    assert!(
+        !p.check_duplicate("completely unrelated words about gardening tomatoes", 0.9)
+            .await
+            .unwrap()
+            .is_duplicate
+    );
 
     // The stored drawer carries the full metadata.
     let stored = to_json(&p.get_drawer(id).await.unwrap());
@@ -161,9 +242,13 @@ async fn concurrent_adds_of_the_same_content_store_it_once() {
     for i in 0..16 {
         let p = Arc::clone(&t.palace);
         tasks.push(tokio::spawn(async move {
-            p.add_drawer(NewDrawer::new(format!("wing_{}", i % 3), "room", "the very same memory, filed by everyone at once"))
-                .await
-                .unwrap()
+            p.add_drawer(NewDrawer::new(
+                format!("wing_{}", i % 3),
+                "room",
+                "the very same memory, filed by everyone at once",
+            ))
+            .await
+            .unwrap()
         }));
     }
     let mut added = 0;
@@ -173,14 +258,24 @@ async fn concurrent_adds_of_the_same_content_store_it_once() {
         }
     }
     assert_eq!(added, 1);
-    assert_eq!(t.palace.store().count(&DrawerFilter::all()).await.unwrap(), 1);
+    assert_eq!(
+        t.palace.store().count(&DrawerFilter::all()).await.unwrap(),
+        1
+    );
 }
 
 #[tokio::test]
 async fn bad_input_is_a_clear_error_and_changes_nothing() {
     let t = palace();
     let p = &t.palace;
-    file(p, "wing_a", "room_a", "a first memory about lighthouses", "").await;
+    file(
+        p,
+        "wing_a",
+        "room_a",
+        "a first memory about lighthouses",
+        "",
+    )
+    .await;
     let bad = [
         NewDrawer::new("wing_a", "room_a", "   \n"),
         NewDrawer::new("", "room_a", "content"),
@@ -188,12 +283,38 @@ async fn bad_input_is_a_clear_error_and_changes_nothing() {
         NewDrawer::new("wing\u{0}", "room", "content"),
     ];
     for d in bad {
-        assert!(matches!(p.add_drawer(d.clone()).await, Err(PalaceError::InvalidInput { .. })), "{d:?}");
+        assert!(
+            matches!(
+                p.add_drawer(d.clone()).await,
+                Err(PalaceError::InvalidInput { .. })
+            ),
+            "{d:?}"
+        );
     }
-    assert!(matches!(p.search("x", None, None, 0).await, Err(PalaceError::InvalidInput { field: "limit", .. })));
-    assert!(matches!(p.search("  ", None, None, 5).await, Err(PalaceError::InvalidInput { field: "query", .. })));
-    assert_eq!(p.search("lighthouses", None, None, 1_000_000).await.unwrap().results.len(), 1, "absurd limits are capped");
-    assert!(matches!(p.check_duplicate("x", 1.5).await, Err(PalaceError::InvalidInput { field: "threshold", .. })));
+    assert!(matches!(
+        p.search("x", None, None, 0).await,
+        Err(PalaceError::InvalidInput { field: "limit", .. })
+    ));
+    assert!(matches!(
+        p.search("  ", None, None, 5).await,
+        Err(PalaceError::InvalidInput { field: "query", .. })
+    ));
+    assert_eq!(
+        p.search("lighthouses", None, None, 1_000_000)
+            .await
+            .unwrap()
+            .results
+            .len(),
+        1,
+        "absurd limits are capped"
+    );
+    assert!(matches!(
+        p.check_duplicate("x", 1.5).await,
+        Err(PalaceError::InvalidInput {
+            field: "threshold",
+            ..
+        })
+    ));
     match p.search("lighthouses", Some("wing_typo"), None, 5).await {
         Err(PalaceError::UnknownWing { wing, known }) => {
             assert_eq!(wing, "wing_typo");
@@ -201,9 +322,20 @@ async fn bad_input_is_a_clear_error_and_changes_nothing() {
         }
         other => panic!("expected unknown wing, got {other:?}"),
     }
-    assert!(matches!(p.list_rooms(Some("nope")).await, Err(PalaceError::UnknownWing { .. })));
-    assert!(matches!(p.delete_drawer("drawer_missing").await, Err(PalaceError::DrawerNotFound(_))));
-    assert!(p.kg_add(NewTriple::new("a", "b", "c").source_closet("drawer_missing")).await.is_err(), "source_closet must exist");
+    assert!(matches!(
+        p.list_rooms(Some("nope")).await,
+        Err(PalaceError::UnknownWing { .. })
+    ));
+    assert!(matches!(
+        p.delete_drawer("drawer_missing").await,
+        Err(PalaceError::DrawerNotFound(_))
+    ));
+    assert!(
+        p.kg_add(NewTriple::new("a", "b", "c").source_closet("drawer_missing"))
+            .await
+            .is_err(),
+        "source_closet must exist"
+    );
     assert_eq!(p.kg_stats().await.unwrap().triples, 0);
     assert_eq!(p.store().count(&DrawerFilter::all()).await.unwrap(), 1);
 }
@@ -212,28 +344,102 @@ async fn bad_input_is_a_clear_error_and_changes_nothing() {
 async fn listing_taxonomy_delete_and_diary() {
     let t = palace();
     let p = &t.palace;
-    let a = file(p, "wing_a", "r1", "alpha memory about sailing boats", "/x/a.md").await;
-    file(p, "wing_a", "r2", "beta memory about mountain climbing", "/x/b.md").await;
-    file(p, "wing_b", "r1", "gamma memory about baking bread", "/x/c.md").await;
+    let a = file(
+        p,
+        "wing_a",
+        "r1",
+        "alpha memory about sailing boats",
+        "/x/a.md",
+    )
+    .await;
+    file(
+        p,
+        "wing_a",
+        "r2",
+        "beta memory about mountain climbing",
+        "/x/b.md",
+    )
+    .await;
+    file(
+        p,
+        "wing_b",
+        "r1",
+        "gamma memory about baking bread",
+        "/x/c.md",
+    )
+    .await;
     let tax = to_json(&p.taxonomy().await.unwrap());
-    assert_eq!(tax, json!({"taxonomy": {"wing_a": {"r1": 1, "r2": 1}, "wing_b": {"r1": 1}}}));
-    assert_eq!(to_json(&p.list_wings().await.unwrap()), json!({"wings": {"wing_a": 2, "wing_b": 1}}));
-    assert_eq!(to_json(&p.list_rooms(Some("wing_a")).await.unwrap()), json!({"wing": "wing_a", "rooms": {"r1": 1, "r2": 1}}));
-    assert_eq!(to_json(&p.list_rooms(None).await.unwrap())["rooms"], json!({"r1": 2, "r2": 1}));
-    let listing = p.list_drawers(Some("wing_a"), None, Page { offset: 0, limit: 1 }).await.unwrap();
+    assert_eq!(
+        tax,
+        json!({"taxonomy": {"wing_a": {"r1": 1, "r2": 1}, "wing_b": {"r1": 1}}})
+    );
+    assert_eq!(
+        to_json(&p.list_wings().await.unwrap()),
+        json!({"wings": {"wing_a": 2, "wing_b": 1}})
+    );
+    assert_eq!(
+        to_json(&p.list_rooms(Some("wing_a")).await.unwrap()),
+        json!({"wing": "wing_a", "rooms": {"r1": 1, "r2": 1}})
+    );
+    assert_eq!(
+        to_json(&p.list_rooms(None).await.unwrap())["rooms"],
+        json!({"r1": 2, "r2": 1})
+    );
+    let listing = p
+        .list_drawers(
+            Some("wing_a"),
+            None,
+            Page {
+                offset: 0,
+                limit: 1,
+            },
+        )
+        .await
+        .unwrap();
     assert_eq!((listing.count, listing.limit), (1, 1));
-    let listing2 = p.list_drawers(Some("wing_a"), None, Page { offset: 1, limit: 1 }).await.unwrap();
+    let listing2 = p
+        .list_drawers(
+            Some("wing_a"),
+            None,
+            Page {
+                offset: 1,
+                limit: 1,
+            },
+        )
+        .await
+        .unwrap();
     assert_ne!(listing.drawers[0].drawer_id, listing2.drawers[0].drawer_id);
-    assert_eq!(to_json(&p.delete_drawer(&a).await.unwrap()), json!({"success": true, "drawer_id": a}));
-    assert!(matches!(p.get_drawer(&a).await, Err(PalaceError::DrawerNotFound(_))));
+    assert_eq!(
+        to_json(&p.delete_drawer(&a).await.unwrap()),
+        json!({"success": true, "drawer_id": a})
+    );
+    assert!(matches!(
+        p.get_drawer(&a).await,
+        Err(PalaceError::DrawerNotFound(_))
+    ));
 
-    p.diary_write("Claude Code", "Refactored the auth module today", Some("auth")).await.unwrap();
-    p.diary_write("Claude Code", "Wrote the billing tests", None).await.unwrap();
+    p.diary_write(
+        "Claude Code",
+        "Refactored the auth module today",
+        Some("auth"),
+    )
+    .await
+    .unwrap();
+    p.diary_write("Claude Code", "Wrote the billing tests", None)
+        .await
+        .unwrap();
     let diary = to_json(&p.diary_read("Claude Code", 1).await.unwrap());
     assert_eq!(diary["agent"], "Claude Code");
     assert_eq!(diary["total"], 2);
     assert_eq!(diary["showing"], 1);
     assert_eq!(diary["entries"][0]["content"], "Wrote the billing tests");
     assert_eq!(diary["entries"][0]["topic"], "general");
-    assert_eq!(p.list_rooms(Some("wing_claude_code")).await.unwrap().rooms.get("diary"), Some(&2));
+    assert_eq!(
+        p.list_rooms(Some("wing_claude_code"))
+            .await
+            .unwrap()
+            .rooms
+            .get("diary"),
+        Some(&2)
+    );
 }

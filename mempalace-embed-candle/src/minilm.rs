@@ -54,8 +54,10 @@ impl MiniLmEmbedder {
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
         model_dir::check(dir)?;
         let config_path = dir.join("config.json");
-        let config_text = std::fs::read_to_string(&config_path).map_err(|e| load_error(&config_path, e))?;
-        let config: Config = serde_json::from_str(&config_text).map_err(|e| load_error(&config_path, e))?;
+        let config_text =
+            std::fs::read_to_string(&config_path).map_err(|e| load_error(&config_path, e))?;
+        let config: Config =
+            serde_json::from_str(&config_text).map_err(|e| load_error(&config_path, e))?;
         let dimension = serde_json::from_str::<serde_json::Value>(&config_text)
             .ok()
             .and_then(|v| v["hidden_size"].as_u64())
@@ -63,7 +65,8 @@ impl MiniLmEmbedder {
             .unwrap_or(DIMENSION);
 
         let tokenizer_path = dir.join("tokenizer.json");
-        let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| load_error(&tokenizer_path, e))?;
+        let mut tokenizer =
+            Tokenizer::from_file(&tokenizer_path).map_err(|e| load_error(&tokenizer_path, e))?;
         // tokenizer.json ships with truncation and padding at 128; sentence-transformers
         // truncates at 256 and pads per batch, which is what we do.
         tokenizer
@@ -105,7 +108,10 @@ impl MiniLmEmbedder {
             .tokenizer
             .encode_batch(texts.iter().map(String::as_str).collect::<Vec<_>>(), true)
             .map_err(|e| EmbedError::Tokenize(e.to_string()))?;
-        Ok(encodings.into_iter().map(|e| e.get_ids().to_vec()).collect())
+        Ok(encodings
+            .into_iter()
+            .map(|e| e.get_ids().to_vec())
+            .collect())
     }
 
     /// Embeds texts on the calling thread: unit vectors, one per text, in order.
@@ -143,7 +149,11 @@ impl MiniLmEmbedder {
         let summed = hidden.broadcast_mul(&mask_f)?.sum(1)?; // (n, dim)
         let counts = mask_f.sum(1)?.clamp(1e-9f32, f32::MAX)?; // (n, 1)
         let mean = summed.broadcast_div(&counts)?;
-        let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12f32, f32::MAX)?;
+        let norms = mean
+            .sqr()?
+            .sum_keepdim(1)?
+            .sqrt()?
+            .clamp(1e-12f32, f32::MAX)?;
         let unit = mean.broadcast_div(&norms)?;
         Ok(unit.to_vec2::<f32>()?)
     }
@@ -167,7 +177,9 @@ impl mempalace_core::Embedder for MiniLmEmbedder {
         let texts = texts.to_vec();
         tokio::task::spawn_blocking(move || this.embed_blocking(&texts))
             .await
-            .map_err(|e| mempalace_core::PalaceError::Embedder(format!("embedding thread failed: {e}")))?
+            .map_err(|e| {
+                mempalace_core::PalaceError::Embedder(format!("embedding thread failed: {e}"))
+            })?
             .map_err(Into::into)
     }
 }

@@ -16,9 +16,14 @@ struct Reference {
 }
 
 fn references() -> Vec<Reference> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/embedding-parity/vectors.jsonl");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {} ({e}); it ships beside the repository as ../shared", path.display()));
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/embedding-parity/vectors.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {} ({e}); it ships beside the repository as ../shared",
+            path.display()
+        )
+    });
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap())
@@ -30,7 +35,11 @@ fn model() -> MiniLmEmbedder {
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
     let na: f64 = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     let nb: f64 = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     dot / (na * nb)
@@ -46,7 +55,10 @@ fn token_ids_match_exactly() {
     for (r, got) in refs.iter().zip(&ids) {
         assert_eq!(got, &r.token_ids, "token ids of {:?}", r.text);
     }
-    assert!(ids.iter().any(|i| i.len() == MAX_SEQ_LENGTH), "the long text is truncated at 256");
+    assert!(
+        ids.iter().any(|i| i.len() == MAX_SEQ_LENGTH),
+        "the long text is truncated at 256"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -65,7 +77,11 @@ async fn vectors_match_sentence_transformers() {
     }
     let single = m.clone().with_batch_size(1);
     for r in refs.iter().take(6) {
-        let v = single.embed(std::slice::from_ref(&r.text)).await.unwrap().remove(0);
+        let v = single
+            .embed(std::slice::from_ref(&r.text))
+            .await
+            .unwrap()
+            .remove(0);
         assert!(cosine(&v, &r.vector) >= 0.9999, "unbatched {:?}", r.text);
     }
 }
@@ -86,6 +102,9 @@ async fn paraphrases_score_above_unrelated_pairs() {
     let para = cosine(&v[0], &v[1]);
     let unrelated = cosine(&v[0], &v[2]);
     assert!(para > 0.6, "paraphrase similarity {para}");
-    assert!(para > unrelated + 0.3, "paraphrase {para} vs unrelated {unrelated}");
+    assert!(
+        para > unrelated + 0.3,
+        "paraphrase {para} vs unrelated {unrelated}"
+    );
     assert!(m.embed(&[]).await.unwrap().is_empty());
 }

@@ -11,9 +11,17 @@ use mempalace_kg_sqlite::SqliteKnowledgeGraph;
 fn triples(n: usize, salt: &str) -> Vec<NewTriple> {
     (0..n)
         .map(|i| {
-            let t = NewTriple::new(format!("entity{}", i % (n / 10)), format!("rel{}", i % 7), format!("{salt}object{i}"))
-                .valid_from(format!("20{:02}-01-01", 10 + i % 15));
-            if i % 4 == 0 { t.valid_to("2030-12-31") } else { t }
+            let t = NewTriple::new(
+                format!("entity{}", i % (n / 10)),
+                format!("rel{}", i % 7),
+                format!("{salt}object{i}"),
+            )
+            .valid_from(format!("20{:02}-01-01", 10 + i % 15));
+            if i % 4 == 0 {
+                t.valid_to("2030-12-31")
+            } else {
+                t
+            }
         })
         .collect()
 }
@@ -35,7 +43,11 @@ fn bench(c: &mut Criterion) {
                 i += 1;
                 let name = format!("entity{}", i % (n / 10));
                 let kg = &kg;
-                async move { kg.query_entity(&name, Some("2020-06-01"), Direction::Both).await.unwrap() }
+                async move {
+                    kg.query_entity(&name, Some("2020-06-01"), Direction::Both)
+                        .await
+                        .unwrap()
+                }
             });
         });
     }

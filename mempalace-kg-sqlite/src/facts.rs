@@ -4,7 +4,8 @@ use mempalace_core::{Direction, Fact};
 use rusqlite::{Connection, Row, params};
 
 /// Columns of a fact, with display names joined from `entities`.
-const FACT_SELECT: &str = "SELECT COALESCE(s.name, t.subject), t.predicate, COALESCE(o.name, t.object),
+const FACT_SELECT: &str =
+    "SELECT COALESCE(s.name, t.subject), t.predicate, COALESCE(o.name, t.object),
         t.valid_from, t.valid_to, t.confidence, t.source_closet
     FROM triples t
     LEFT JOIN entities s ON s.id = t.subject
@@ -43,7 +44,10 @@ pub(crate) fn entity_facts(
     let sides: &[(Direction, &str)] = match direction {
         Direction::Outgoing => &[(Direction::Outgoing, "t.subject")],
         Direction::Incoming => &[(Direction::Incoming, "t.object")],
-        Direction::Both => &[(Direction::Outgoing, "t.subject"), (Direction::Incoming, "t.object")],
+        Direction::Both => &[
+            (Direction::Outgoing, "t.subject"),
+            (Direction::Incoming, "t.object"),
+        ],
     };
     for (side, column) in sides {
         let sql = format!("{FACT_SELECT} WHERE {column} = ?1 AND {VALID_AT} {CHRONOLOGICAL}");
@@ -57,7 +61,11 @@ pub(crate) fn entity_facts(
 }
 
 /// Facts with predicate `predicate_id`, valid at `as_of`.
-pub(crate) fn relationship_facts(conn: &Connection, predicate_id: &str, as_of: Option<&str>) -> rusqlite::Result<Vec<Fact>> {
+pub(crate) fn relationship_facts(
+    conn: &Connection,
+    predicate_id: &str,
+    as_of: Option<&str>,
+) -> rusqlite::Result<Vec<Fact>> {
     let sql = format!("{FACT_SELECT} WHERE t.predicate = ?1 AND {VALID_AT} {CHRONOLOGICAL}");
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params![predicate_id, as_of], |r| fact_from_row(r, None))?;
@@ -96,7 +104,9 @@ pub(crate) fn timeline_facts(
 #[doc(hidden)]
 pub fn entity_query_plan(conn: &Connection, incoming: bool) -> rusqlite::Result<Vec<String>> {
     let column = if incoming { "t.object" } else { "t.subject" };
-    let sql = format!("EXPLAIN QUERY PLAN {FACT_SELECT} WHERE {column} = ?1 AND {VALID_AT} {CHRONOLOGICAL}");
+    let sql = format!(
+        "EXPLAIN QUERY PLAN {FACT_SELECT} WHERE {column} = ?1 AND {VALID_AT} {CHRONOLOGICAL}"
+    );
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map(params!["x", "2025-01-01"], |r| r.get::<_, String>(3))?;
     rows.collect()

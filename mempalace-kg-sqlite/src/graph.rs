@@ -6,10 +6,12 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use md5::{Digest, Md5};
 use mempalace_core::knowledge_graph::{entity_id, predicate_id};
-use mempalace_core::temporal::{canonical_date, ends_before_start, now_iso, previous_granule, today};
+use mempalace_core::temporal::{
+    canonical_date, ends_before_start, now_iso, previous_granule, today,
+};
 use mempalace_core::{
-    Direction, Fact, KgStats, KnowledgeGraph, NewEntity, NewTriple, Page, PalaceError, Result, Supersede,
-    Supersession,
+    Direction, Fact, KgStats, KnowledgeGraph, NewEntity, NewTriple, Page, PalaceError, Result,
+    Supersede, Supersession,
 };
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
@@ -82,7 +84,9 @@ impl SqliteKnowledgeGraph {
         tokio::task::spawn_blocking(move || {
             let mut slot = inner.conn.lock().unwrap_or_else(|p| p.into_inner());
             if slot.is_none() {
-                match open_connection(&inner.location, create).map_err(|e| PalaceError::kg(operation, e))? {
+                match open_connection(&inner.location, create)
+                    .map_err(|e| PalaceError::kg(operation, e))?
+                {
                     Some(conn) => *slot = Some(conn),
                     None => return Ok(None),
                 }
@@ -188,7 +192,10 @@ fn insert_triple(tx: &Transaction<'_>, t: &NewTriple) -> rusqlite::Result<String
             "SELECT id FROM triples WHERE subject = ?1 AND predicate = ?2 AND object = ?3
                AND valid_from IS ?4 AND valid_to IS ?5",
         )?
-        .query_row(params![sub, t.predicate, obj, t.valid_from, t.valid_to], |r| r.get(0))
+        .query_row(
+            params![sub, t.predicate, obj, t.valid_from, t.valid_to],
+            |r| r.get(0),
+        )
         .optional()?
     };
     if let Some(id) = existing {
@@ -216,7 +223,12 @@ fn insert_triple(tx: &Transaction<'_>, t: &NewTriple) -> rusqlite::Result<String
 }
 
 /// The valid_from of every open (subject, predicate, object) fact.
-fn open_fact_starts(tx: &Transaction<'_>, sub: &str, pred: &str, obj: &str) -> rusqlite::Result<Vec<Option<String>>> {
+fn open_fact_starts(
+    tx: &Transaction<'_>,
+    sub: &str,
+    pred: &str,
+    obj: &str,
+) -> rusqlite::Result<Vec<Option<String>>> {
     let mut stmt = tx.prepare_cached(
         "SELECT valid_from FROM triples WHERE subject = ?1 AND predicate = ?2 AND object = ?3 AND valid_to IS NULL",
     )?;
@@ -226,9 +238,19 @@ fn open_fact_starts(tx: &Transaction<'_>, sub: &str, pred: &str, obj: &str) -> r
 
 /// Sets valid_to on the open (subject, predicate, object) facts; errors, changing nothing, if
 /// that would end a fact before it started.
-fn close_open_facts(tx: &Transaction<'_>, sub: &str, pred: &str, obj: &str, ended: &str) -> Result<u64> {
+fn close_open_facts(
+    tx: &Transaction<'_>,
+    sub: &str,
+    pred: &str,
+    obj: &str,
+    ended: &str,
+) -> Result<u64> {
     let op = "invalidate";
-    for start in open_fact_starts(tx, sub, pred, obj).map_err(sql(op))?.into_iter().flatten() {
+    for start in open_fact_starts(tx, sub, pred, obj)
+        .map_err(sql(op))?
+        .into_iter()
+        .flatten()
+    {
         if ends_before_start(&start, ended) {
             return Err(PalaceError::invalid(
                 "ended",
@@ -254,7 +276,12 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
     async fn exists(&self) -> Result<bool> {
         match &self.inner.location {
             Location::File(path) => Ok(path.exists()),
-            Location::Memory => Ok(self.inner.conn.lock().unwrap_or_else(|p| p.into_inner()).is_some()),
+            Location::Memory => Ok(self
+                .inner
+                .conn
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_some()),
         }
     }
 
@@ -296,12 +323,22 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
         .await
     }
 
-    async fn invalidate(&self, subject: &str, predicate: &str, object: &str, ended: Option<&str>) -> Result<u64> {
+    async fn invalidate(
+        &self,
+        subject: &str,
+        predicate: &str,
+        object: &str,
+        ended: Option<&str>,
+    ) -> Result<u64> {
         let ended = match ended {
             Some(d) => canonical_date("ended", d)?,
             None => today(),
         };
-        let (sub, pred, obj) = (entity_id(subject), predicate_id(predicate), entity_id(object));
+        let (sub, pred, obj) = (
+            entity_id(subject),
+            predicate_id(predicate),
+            entity_id(object),
+        );
         if !self.exists().await? {
             return Ok(0);
         }
@@ -330,20 +367,32 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
             entity_id(&change.old_object),
             entity_id(&change.new_object),
         );
-        let describe = format!("{} → {} → {}", change.subject, new.predicate, change.old_object);
+        let describe = format!(
+            "{} → {} → {}",
+            change.subject, new.predicate, change.old_object
+        );
         let op = "supersede";
         self.write(op, move |conn| {
             let tx = immediate(conn, op)?;
-            if open_fact_starts(&tx, &sub, &pred, &old_obj).map_err(sql(op))?.is_empty() {
+            if open_fact_starts(&tx, &sub, &pred, &old_obj)
+                .map_err(sql(op))?
+                .is_empty()
+            {
                 return Err(PalaceError::invalid(
                     "old_object",
                     format!("there is no current fact {describe} to supersede"),
                 ));
             }
-            if !open_fact_starts(&tx, &sub, &pred, &new_obj).map_err(sql(op))?.is_empty() {
+            if !open_fact_starts(&tx, &sub, &pred, &new_obj)
+                .map_err(sql(op))?
+                .is_empty()
+            {
                 return Err(PalaceError::invalid(
                     "new_object",
-                    format!("{} → {} → {} is already current", new.subject, new.predicate, new.object),
+                    format!(
+                        "{} → {} → {} is already current",
+                        new.subject, new.predicate, new.object
+                    ),
                 ));
             }
             close_open_facts(&tx, &sub, &pred, &old_obj, &old_valid_to)?;
@@ -358,7 +407,12 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
         .await
     }
 
-    async fn query_entity(&self, name: &str, as_of: Option<&str>, direction: Direction) -> Result<Vec<Fact>> {
+    async fn query_entity(
+        &self,
+        name: &str,
+        as_of: Option<&str>,
+        direction: Direction,
+    ) -> Result<Vec<Fact>> {
         let as_of = canonical_as_of(as_of)?;
         let id = entity_id(name);
         let op = "query_entity";
@@ -407,11 +461,17 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
             let triples = count("SELECT COUNT(*) FROM triples")?;
             let current_facts = count("SELECT COUNT(*) FROM triples WHERE valid_to IS NULL")?;
             let mut stmt = conn
-                .prepare("SELECT predicate, COUNT(*) FROM triples GROUP BY predicate ORDER BY predicate")
+                .prepare(
+                    "SELECT predicate, COUNT(*) FROM triples GROUP BY predicate ORDER BY predicate",
+                )
                 .map_err(sql(op))?;
             let predicates = stmt
-                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))
-                .and_then(|rows| rows.collect::<rusqlite::Result<std::collections::BTreeMap<_, _>>>())
+                .query_map([], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+                })
+                .and_then(|rows| {
+                    rows.collect::<rusqlite::Result<std::collections::BTreeMap<_, _>>>()
+                })
                 .map_err(sql(op))?;
             Ok(KgStats {
                 entities,
@@ -429,7 +489,10 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
 impl SqliteKnowledgeGraph {
     /// Adds many triples in one transaction (all or none); returns their ids in order.
     pub async fn add_triples(&self, triples: &[NewTriple]) -> Result<Vec<String>> {
-        let validated: Vec<NewTriple> = triples.iter().map(NewTriple::validated).collect::<Result<_>>()?;
+        let validated: Vec<NewTriple> = triples
+            .iter()
+            .map(NewTriple::validated)
+            .collect::<Result<_>>()?;
         let op = "add_triples";
         self.write(op, move |conn| {
             let tx = immediate(conn, op)?;
@@ -448,7 +511,9 @@ impl SqliteKnowledgeGraph {
     /// check that the subject/object indexes are used.
     pub async fn explain_entity_query(&self, incoming: bool) -> Result<Vec<String>> {
         let op = "explain";
-        self.write(op, move |conn| crate::facts::entity_query_plan(conn, incoming).map_err(sql(op)))
-            .await
+        self.write(op, move |conn| {
+            crate::facts::entity_query_plan(conn, incoming).map_err(sql(op))
+        })
+        .await
     }
 }

@@ -45,7 +45,8 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<()> {
     tx.execute_batch(CREATE_SCHEMA)?;
     let existing: Vec<String> = {
         let mut stmt = tx.prepare("SELECT name FROM pragma_table_info('triples')")?;
-        stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
+        stmt.query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?
     };
     for column in LATER_TRIPLE_COLUMNS {
         if !existing.iter().any(|c| c == column) {

@@ -30,20 +30,43 @@ VALUES ('t_max_child_of_alice_1a2b3c4d', 'max', 'child_of', 'alice', '2015-04-01
 async fn reads_and_writes_a_mempalace_file_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("knowledge_graph.sqlite3");
-    Connection::open(&path).unwrap().execute_batch(MEMPALACE_OLD_SCHEMA).unwrap();
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch(MEMPALACE_OLD_SCHEMA)
+        .unwrap();
 
     let kg = SqliteKnowledgeGraph::open(&path);
-    let facts = kg.query_entity("Max", None, Direction::Outgoing).await.unwrap();
+    let facts = kg
+        .query_entity("Max", None, Direction::Outgoing)
+        .await
+        .unwrap();
     assert_eq!(facts.len(), 3);
     let child = facts.iter().find(|f| f.predicate == "child_of").unwrap();
-    assert_eq!((child.subject.as_str(), child.object.as_str()), ("Max", "Alice"));
-    assert_eq!(child.source_closet.as_deref(), Some("drawer_family_kids_0011223344556677"));
+    assert_eq!(
+        (child.subject.as_str(), child.object.as_str()),
+        ("Max", "Alice")
+    );
+    assert_eq!(
+        child.source_closet.as_deref(),
+        Some("drawer_family_kids_0011223344556677")
+    );
     assert!(child.current);
-    let now: Vec<_> = kg.query_entity("max", Some("2026-01-01"), Direction::Outgoing).await.unwrap();
+    let now: Vec<_> = kg
+        .query_entity("max", Some("2026-01-01"), Direction::Outgoing)
+        .await
+        .unwrap();
     assert_eq!(now.len(), 2, "swimming ended in 2025");
-    assert_eq!(kg.query_entity("Alice", None, Direction::Incoming).await.unwrap().len(), 1);
+    assert_eq!(
+        kg.query_entity("Alice", None, Direction::Incoming)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 
-    kg.add_triple(&NewTriple::new("Max", "plays", "piano").valid_from("2026-02-01")).await.unwrap();
+    kg.add_triple(&NewTriple::new("Max", "plays", "piano").valid_from("2026-02-01"))
+        .await
+        .unwrap();
     drop(kg);
     // The file is still MemPalace's schema (plus the later columns), readable by plain SQL.
     let conn = Connection::open(&path).unwrap();
@@ -54,12 +77,24 @@ async fn reads_and_writes_a_mempalace_file_in_place() {
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    assert!(cols.contains(&"source_drawer_id".to_string()) && cols.contains(&"adapter_name".to_string()));
+    assert!(
+        cols.contains(&"source_drawer_id".to_string())
+            && cols.contains(&"adapter_name".to_string())
+    );
     let (s, p, o): (String, String, String) = conn
-        .query_row("SELECT subject, predicate, object FROM triples WHERE object = 'piano'", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .query_row(
+            "SELECT subject, predicate, object FROM triples WHERE object = 'piano'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
         .unwrap();
-    assert_eq!((s.as_str(), p.as_str(), o.as_str()), ("max", "plays", "piano"));
-    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(
+        (s.as_str(), p.as_str(), o.as_str()),
+        ("max", "plays", "piano")
+    );
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(mode, "wal");
 }
 
@@ -68,16 +103,32 @@ async fn entity_queries_use_the_indexes_at_10k_triples() {
     let dir = tempfile::tempdir().unwrap();
     let kg = SqliteKnowledgeGraph::in_palace(dir.path());
     let triples: Vec<NewTriple> = (0..10_000)
-        .map(|i| NewTriple::new(format!("e{}", i % 1000), "rel", format!("o{i}")).valid_from("2024-01-01"))
+        .map(|i| {
+            NewTriple::new(format!("e{}", i % 1000), "rel", format!("o{i}"))
+                .valid_from("2024-01-01")
+        })
         .collect();
     kg.add_triples(&triples).await.unwrap();
     for incoming in [false, true] {
         let plan = kg.explain_entity_query(incoming).await.unwrap().join("\n");
-        let index = if incoming { "idx_triples_object" } else { "idx_triples_subject" };
+        let index = if incoming {
+            "idx_triples_object"
+        } else {
+            "idx_triples_subject"
+        };
         assert!(plan.contains(index), "plan must use {index}:\n{plan}");
-        assert!(!plan.contains("SCAN t\n") && !plan.ends_with("SCAN t"), "no full scan of triples:\n{plan}");
+        assert!(
+            !plan.contains("SCAN t\n") && !plan.ends_with("SCAN t"),
+            "no full scan of triples:\n{plan}"
+        );
     }
-    assert_eq!(kg.query_entity("e7", Some("2025-01-01"), Direction::Both).await.unwrap().len(), 10);
+    assert_eq!(
+        kg.query_entity("e7", Some("2025-01-01"), Direction::Both)
+            .await
+            .unwrap()
+            .len(),
+        10
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -89,7 +140,13 @@ async fn several_handles_write_one_file_without_lock_errors() {
         let kg = SqliteKnowledgeGraph::in_palace(dir.path());
         tasks.push(tokio::spawn(async move {
             for i in 0..100 {
-                kg.add_triple(&NewTriple::new(format!("writer{h}"), "wrote", format!("fact{i}"))).await.unwrap();
+                kg.add_triple(&NewTriple::new(
+                    format!("writer{h}"),
+                    "wrote",
+                    format!("fact{i}"),
+                ))
+                .await
+                .unwrap();
             }
         }));
     }

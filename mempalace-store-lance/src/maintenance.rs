@@ -34,14 +34,20 @@ fn lance_err(operation: &'static str) -> impl Fn(lancedb::Error) -> PalaceError 
 
 /// Whether the table has an index on the vector column.
 pub(crate) async fn has_vector_index(table: &Table) -> Result<bool> {
-    let indices = table.list_indices().await.map_err(lance_err("list_indices"))?;
-    Ok(indices.iter().any(|i| i.columns.iter().any(|c| c == VECTOR_COLUMN)))
+    let indices = table
+        .list_indices()
+        .await
+        .map_err(lance_err("list_indices"))?;
+    Ok(indices
+        .iter()
+        .any(|i| i.columns.iter().any(|c| c == VECTOR_COLUMN)))
 }
 
 /// Runs maintenance when the table has too many fragments or has outgrown exact search.
 pub(crate) async fn maintain_if_due(shared: &Shared, table: &Table) -> Result<MaintenanceReport> {
     let stats = table.stats().await.map_err(lance_err("stats"))?;
-    let needs_index = stats.num_rows >= shared.opts.index_threshold && !has_vector_index(table).await?;
+    let needs_index =
+        stats.num_rows >= shared.opts.index_threshold && !has_vector_index(table).await?;
     if stats.fragment_stats.num_fragments > shared.opts.compaction_fragments || needs_index {
         optimize(shared, table, false).await
     } else {
@@ -51,7 +57,11 @@ pub(crate) async fn maintain_if_due(shared: &Shared, table: &Table) -> Result<Ma
 
 /// Compacts and prunes, creates the indexes when the table has reached the threshold, and
 /// folds new rows into existing indexes.
-pub(crate) async fn optimize(shared: &Shared, table: &Table, _explicit: bool) -> Result<MaintenanceReport> {
+pub(crate) async fn optimize(
+    shared: &Shared,
+    table: &Table,
+    _explicit: bool,
+) -> Result<MaintenanceReport> {
     let before = table.stats().await.map_err(lance_err("stats"))?;
     let mut report = MaintenanceReport {
         fragments_before: before.fragment_stats.num_fragments,
@@ -64,7 +74,11 @@ pub(crate) async fn optimize(shared: &Shared, table: &Table, _explicit: bool) ->
         table
             .create_index(
                 &[VECTOR_COLUMN],
-                Index::IvfHnswSq(IvfHnswSqIndexBuilder::default().distance_type(DistanceType::Cosine).num_partitions(partitions)),
+                Index::IvfHnswSq(
+                    IvfHnswSqIndexBuilder::default()
+                        .distance_type(DistanceType::Cosine)
+                        .num_partitions(partitions),
+                ),
             )
             .execute()
             .await
@@ -78,7 +92,15 @@ pub(crate) async fn optimize(shared: &Shared, table: &Table, _explicit: bool) ->
         }
         report.built_vector_index = true;
     }
-    table.optimize(OptimizeAction::All).await.map_err(lance_err("optimize"))?;
-    report.fragments_after = table.stats().await.map_err(lance_err("stats"))?.fragment_stats.num_fragments;
+    table
+        .optimize(OptimizeAction::All)
+        .await
+        .map_err(lance_err("optimize"))?;
+    report.fragments_after = table
+        .stats()
+        .await
+        .map_err(lance_err("stats"))?
+        .fragment_stats
+        .num_fragments;
     Ok(report)
 }

@@ -48,6 +48,9 @@ mod tests {
             filter_predicate(&DrawerFilter::wing("w").with_room("r'x")).as_deref(),
             Some("wing = 'w' AND room = 'r''x'")
         );
-        assert_eq!(ids_predicate(&["a".into(), "b'".into()]), "id IN ('a', 'b''')");
+        assert_eq!(
+            ids_predicate(&["a".into(), "b'".into()]),
+            "id IN ('a', 'b''')"
+        );
     }
 }

@@ -4,21 +4,36 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt32Type;
-use arrow_array::{ArrayRef, FixedSizeListArray, Float32Array, RecordBatch, StringArray, UInt32Array};
+use arrow_array::{
+    ArrayRef, FixedSizeListArray, Float32Array, RecordBatch, StringArray, UInt32Array,
+};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use mempalace_core::{AddedBy, Drawer, DrawerMetadata, PalaceError, Result};
 
 /// Name of the vector column.
 pub(crate) const VECTOR_COLUMN: &str = "vector";
 /// Every column but the vector, for reads that need no vector.
-pub(crate) const DRAWER_COLUMNS: [&str; 8] = ["id", "text", "wing", "room", "source_file", "chunk_index", "added_by", "filed_at"];
+pub(crate) const DRAWER_COLUMNS: [&str; 8] = [
+    "id",
+    "text",
+    "wing",
+    "room",
+    "source_file",
+    "chunk_index",
+    "added_by",
+    "filed_at",
+];
 
 /// The table's schema for vectors of `dimension`.
 pub(crate) fn drawers_schema(dimension: usize) -> SchemaRef {
     // The id is declared the table's (unenforced) primary key, so that two writers merging the
     // same new id at once conflict and retry instead of both inserting it.
     let id = Field::new("id", DataType::Utf8, false).with_metadata(
-        [("lance-schema:unenforced-primary-key".to_string(), "true".to_string())].into(),
+        [(
+            "lance-schema:unenforced-primary-key".to_string(),
+            "true".to_string(),
+        )]
+        .into(),
     );
     Arc::new(Schema::new(vec![
         id,
@@ -31,7 +46,10 @@ pub(crate) fn drawers_schema(dimension: usize) -> SchemaRef {
         Field::new("filed_at", DataType::Utf8, false),
         Field::new(
             VECTOR_COLUMN,
-            DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), dimension as i32),
+            DataType::FixedSizeList(
+                Arc::new(Field::new("item", DataType::Float32, true)),
+                dimension as i32,
+            ),
             false,
         ),
     ]))
@@ -50,13 +68,24 @@ fn arrow_err(operation: &'static str) -> impl Fn(arrow_schema::ArrowError) -> Pa
 }
 
 /// One record batch holding drawers and their vectors (already checked to pair up).
-pub(crate) fn drawers_batch(schema: &SchemaRef, drawers: &[&Drawer], vectors: &[&Vec<f32>]) -> Result<RecordBatch> {
+pub(crate) fn drawers_batch(
+    schema: &SchemaRef,
+    drawers: &[&Drawer],
+    vectors: &[&Vec<f32>],
+) -> Result<RecordBatch> {
     let dimension = vector_dimension(schema).unwrap_or(0);
-    let strings = |f: fn(&Drawer) -> &str| -> ArrayRef { Arc::new(StringArray::from_iter_values(drawers.iter().map(|d| f(d)))) };
+    let strings = |f: fn(&Drawer) -> &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(drawers.iter().map(|d| f(d))))
+    };
     let flat: Vec<f32> = vectors.iter().flat_map(|v| v.iter().copied()).collect();
     let item = Arc::new(Field::new("item", DataType::Float32, true));
-    let vectors = FixedSizeListArray::try_new(item, dimension as i32, Arc::new(Float32Array::from(flat)), None)
-        .map_err(arrow_err("upsert"))?;
+    let vectors = FixedSizeListArray::try_new(
+        item,
+        dimension as i32,
+        Arc::new(Float32Array::from(flat)),
+        None,
+    )
+    .map_err(arrow_err("upsert"))?;
     RecordBatch::try_new(
         Arc::clone(schema),
         vec![
@@ -65,7 +94,9 @@ pub(crate) fn drawers_batch(schema: &SchemaRef, drawers: &[&Drawer], vectors: &[
             strings(|d| &d.metadata.wing),
             strings(|d| &d.metadata.room),
             strings(|d| &d.metadata.source_file),
-            Arc::new(UInt32Array::from_iter_values(drawers.iter().map(|d| d.metadata.chunk_index))),
+            Arc::new(UInt32Array::from_iter_values(
+                drawers.iter().map(|d| d.metadata.chunk_index),
+            )),
             strings(|d| d.metadata.added_by.as_str()),
             strings(|d| &d.metadata.filed_at),
             Arc::new(vectors),
@@ -75,9 +106,13 @@ pub(crate) fn drawers_batch(schema: &SchemaRef, drawers: &[&Drawer], vectors: &[
 }
 
 fn column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a arrow_array::ArrayRef> {
-    batch
-        .column_by_name(name)
-        .ok_or_else(|| PalaceError::store("lancedb", "read", format!("column {name} missing from result")))
+    batch.column_by_name(name).ok_or_else(|| {
+        PalaceError::store(
+            "lancedb",
+            "read",
+            format!("column {name} missing from result"),
+        )
+    })
 }
 
 fn utf8<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray> {
@@ -88,8 +123,17 @@ fn utf8<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray> {
 
 /// The drawers in a result batch (which must hold [`DRAWER_COLUMNS`]).
 pub(crate) fn batch_drawers(batch: &RecordBatch) -> Result<Vec<Drawer>> {
-    let (id, text, wing, room) = (utf8(batch, "id")?, utf8(batch, "text")?, utf8(batch, "wing")?, utf8(batch, "room")?);
-    let (source, added_by, filed_at) = (utf8(batch, "source_file")?, utf8(batch, "added_by")?, utf8(batch, "filed_at")?);
+    let (id, text, wing, room) = (
+        utf8(batch, "id")?,
+        utf8(batch, "text")?,
+        utf8(batch, "wing")?,
+        utf8(batch, "room")?,
+    );
+    let (source, added_by, filed_at) = (
+        utf8(batch, "source_file")?,
+        utf8(batch, "added_by")?,
+        utf8(batch, "filed_at")?,
+    );
     let chunk = column(batch, "chunk_index")?
         .as_primitive_opt::<UInt32Type>()
         .ok_or_else(|| PalaceError::store("lancedb", "read", "chunk_index is not uint32"))?;

@@ -14,13 +14,18 @@ use async_trait::async_trait;
 use futures::TryStreamExt;
 use lancedb::query::{ColumnOrdering, ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, DistanceType, Table};
-use mempalace_core::{Drawer, DrawerFilter, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore};
+use mempalace_core::{
+    Drawer, DrawerFilter, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore,
+};
 use tokio::sync::{Mutex, OnceCell};
 
 use crate::maintenance::{self, MaintenanceReport};
 use crate::options::LanceOptions;
 use crate::predicate::{filter_predicate, ids_predicate};
-use crate::schema::{DRAWER_COLUMNS, batch_drawers, batch_wing_rooms, drawers_batch, drawers_schema, vector_dimension};
+use crate::schema::{
+    DRAWER_COLUMNS, batch_drawers, batch_wing_rooms, drawers_batch, drawers_schema,
+    vector_dimension,
+};
 
 /// Ids per `IN (...)` predicate.
 const IDS_PER_QUERY: usize = 500;
@@ -52,7 +57,10 @@ impl LanceStore {
     /// whose vectors have another dimension is an error naming both.
     pub async fn open(mut opts: LanceOptions) -> Result<Self> {
         if opts.dir.is_relative() {
-            let cwd = std::env::current_dir().map_err(|e| PalaceError::Io { path: opts.dir.clone(), source: e })?;
+            let cwd = std::env::current_dir().map_err(|e| PalaceError::Io {
+                path: opts.dir.clone(),
+                source: e,
+            })?;
             opts.dir = cwd.join(&opts.dir);
         }
         let store = LanceStore {
@@ -132,9 +140,17 @@ impl LanceStore {
         }
         let db = self.connection().await?;
         let name = &self.shared.opts.table;
-        let table = match db.create_empty_table(name.as_str(), Arc::clone(&self.shared.schema)).execute().await {
+        let table = match db
+            .create_empty_table(name.as_str(), Arc::clone(&self.shared.schema))
+            .execute()
+            .await
+        {
             Ok(t) => t,
-            Err(lancedb::Error::TableAlreadyExists { .. }) => db.open_table(name.as_str()).execute().await.map_err(lance_err("open_table"))?,
+            Err(lancedb::Error::TableAlreadyExists { .. }) => db
+                .open_table(name.as_str())
+                .execute()
+                .await
+                .map_err(lance_err("open_table"))?,
             Err(e) => return Err(lance_err("create_table")(e)),
         };
         self.check_dimension(&table).await?;
@@ -150,7 +166,10 @@ impl LanceStore {
             });
         }
         if vector.iter().any(|x| !x.is_finite()) {
-            return Err(PalaceError::invalid("vector", format!("{context}: contains NaN or infinity")));
+            return Err(PalaceError::invalid(
+                "vector",
+                format!("{context}: contains NaN or infinity"),
+            ));
         }
         Ok(())
     }
@@ -166,7 +185,12 @@ impl LanceStore {
     /// Number of data fragments (grows with small writes until compaction).
     pub async fn fragment_count(&self) -> Result<usize> {
         match self.existing_table().await? {
-            Some(t) => Ok(t.stats().await.map_err(lance_err("stats"))?.fragment_stats.num_fragments),
+            Some(t) => Ok(t
+                .stats()
+                .await
+                .map_err(lance_err("stats"))?
+                .fragment_stats
+                .num_fragments),
             None => Ok(0),
         }
     }
@@ -188,7 +212,9 @@ impl LanceStore {
         }
         let this = self.clone();
         tokio::spawn(async move {
-            let Ok(_guard) = this.shared.maintenance.try_lock() else { return };
+            let Ok(_guard) = this.shared.maintenance.try_lock() else {
+                return;
+            };
             if let Ok(Some(t)) = this.existing_table().await
                 && let Err(e) = maintenance::maintain_if_due(&this.shared, t).await
             {
@@ -197,7 +223,13 @@ impl LanceStore {
         });
     }
 
-    async fn scan(&self, table: &Table, predicate: Option<String>, columns: &[&str], page: Option<Page>) -> Result<Vec<RecordBatch>> {
+    async fn scan(
+        &self,
+        table: &Table,
+        predicate: Option<String>,
+        columns: &[&str],
+        page: Option<Page>,
+    ) -> Result<Vec<RecordBatch>> {
         let mut q = table.query().select(Select::columns(columns));
         if let Some(p) = predicate {
             q = q.only_if(p);
@@ -237,7 +269,10 @@ impl VectorStore for LanceStore {
 
     async fn upsert(&self, drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()> {
         if drawers.len() != vectors.len() {
-            return Err(PalaceError::invalid("vectors", format!("{} drawers but {} vectors", drawers.len(), vectors.len())));
+            return Err(PalaceError::invalid(
+                "vectors",
+                format!("{} drawers but {} vectors", drawers.len(), vectors.len()),
+            ));
         }
         for (d, v) in drawers.iter().zip(vectors) {
             self.check_vector(v, &format!("upsert of {}", d.id))?;
@@ -256,18 +291,29 @@ impl VectorStore for LanceStore {
         let vecs: Vec<&Vec<f32>> = keep.iter().map(|&i| &vectors[i]).collect();
         let table = self.table().await?;
         let batch = drawers_batch(&self.shared.schema, &rows, &vecs)?;
-        let reader: Box<dyn RecordBatchReader + Send> =
-            Box::new(RecordBatchIterator::new(vec![Ok(batch)], Arc::clone(&self.shared.schema)));
+        let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
+            vec![Ok(batch)],
+            Arc::clone(&self.shared.schema),
+        ));
         let mut merge = table.merge_insert(&["id"]);
-        merge.when_matched_update_all(None).when_not_matched_insert_all();
+        merge
+            .when_matched_update_all(None)
+            .when_not_matched_insert_all();
         merge.execute(reader).await.map_err(lance_err("upsert"))?;
         self.after_write();
         Ok(())
     }
 
-    async fn query(&self, vector: &[f32], filter: &DrawerFilter, limit: usize) -> Result<Vec<Neighbour>> {
+    async fn query(
+        &self,
+        vector: &[f32],
+        filter: &DrawerFilter,
+        limit: usize,
+    ) -> Result<Vec<Neighbour>> {
         self.check_vector(vector, "query")?;
-        let Some(table) = self.existing_table().await? else { return Ok(Vec::new()) };
+        let Some(table) = self.existing_table().await? else {
+            return Ok(Vec::new());
+        };
         if limit == 0 {
             return Ok(Vec::new());
         }
@@ -302,32 +348,55 @@ impl VectorStore for LanceStore {
             let distances = batch
                 .column_by_name("_distance")
                 .and_then(|c| c.as_primitive_opt::<Float32Type>())
-                .ok_or_else(|| PalaceError::store("lancedb", "query", "no _distance column in the result"))?;
+                .ok_or_else(|| {
+                    PalaceError::store("lancedb", "query", "no _distance column in the result")
+                })?;
             for (i, drawer) in batch_drawers(batch)?.into_iter().enumerate() {
-                out.push(Neighbour { drawer, distance: distances.value(i) });
+                out.push(Neighbour {
+                    drawer,
+                    distance: distances.value(i),
+                });
             }
         }
-        out.sort_by(|a, b| a.distance.total_cmp(&b.distance).then_with(|| a.drawer.id.cmp(&b.drawer.id)));
+        out.sort_by(|a, b| {
+            a.distance
+                .total_cmp(&b.distance)
+                .then_with(|| a.drawer.id.cmp(&b.drawer.id))
+        });
         out.truncate(limit);
         Ok(out)
     }
 
     async fn get(&self, ids: &[String]) -> Result<Vec<Drawer>> {
-        let Some(table) = self.existing_table().await? else { return Ok(Vec::new()) };
+        let Some(table) = self.existing_table().await? else {
+            return Ok(Vec::new());
+        };
         let mut found: HashMap<String, Drawer> = HashMap::new();
         for chunk in ids.chunks(IDS_PER_QUERY) {
-            for batch in self.scan(table, Some(ids_predicate(chunk)), &DRAWER_COLUMNS, None).await? {
-                found.extend(batch_drawers(&batch)?.into_iter().map(|d| (d.id.clone(), d)));
+            for batch in self
+                .scan(table, Some(ids_predicate(chunk)), &DRAWER_COLUMNS, None)
+                .await?
+            {
+                found.extend(
+                    batch_drawers(&batch)?
+                        .into_iter()
+                        .map(|d| (d.id.clone(), d)),
+                );
             }
         }
         Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }
 
     async fn delete(&self, ids: &[String]) -> Result<usize> {
-        let Some(table) = self.existing_table().await? else { return Ok(0) };
+        let Some(table) = self.existing_table().await? else {
+            return Ok(0);
+        };
         let mut deleted = 0;
         for chunk in ids.chunks(IDS_PER_QUERY) {
-            let r = table.delete(&ids_predicate(chunk)).await.map_err(lance_err("delete"))?;
+            let r = table
+                .delete(&ids_predicate(chunk))
+                .await
+                .map_err(lance_err("delete"))?;
             deleted += r.num_deleted_rows as usize;
         }
         if deleted > 0 {
@@ -337,29 +406,47 @@ impl VectorStore for LanceStore {
     }
 
     async fn count(&self, filter: &DrawerFilter) -> Result<u64> {
-        let Some(table) = self.existing_table().await? else { return Ok(0) };
-        Ok(table.count_rows(filter_predicate(filter)).await.map_err(lance_err("count"))? as u64)
+        let Some(table) = self.existing_table().await? else {
+            return Ok(0);
+        };
+        Ok(table
+            .count_rows(filter_predicate(filter))
+            .await
+            .map_err(lance_err("count"))? as u64)
     }
 
     async fn room_counts(&self, filter: &DrawerFilter) -> Result<Vec<RoomCount>> {
-        let Some(table) = self.existing_table().await? else { return Ok(Vec::new()) };
+        let Some(table) = self.existing_table().await? else {
+            return Ok(Vec::new());
+        };
         let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
         // Only the two columns are read, never the vectors.
-        for batch in self.scan(table, filter_predicate(filter), &["wing", "room"], None).await? {
+        for batch in self
+            .scan(table, filter_predicate(filter), &["wing", "room"], None)
+            .await?
+        {
             for key in batch_wing_rooms(&batch)? {
                 *counts.entry(key).or_default() += 1;
             }
         }
-        Ok(counts.into_iter().map(|((wing, room), count)| RoomCount { wing, room, count }).collect())
+        Ok(counts
+            .into_iter()
+            .map(|((wing, room), count)| RoomCount { wing, room, count })
+            .collect())
     }
 
     async fn list(&self, filter: &DrawerFilter, page: Page) -> Result<Vec<Drawer>> {
-        let Some(table) = self.existing_table().await? else { return Ok(Vec::new()) };
+        let Some(table) = self.existing_table().await? else {
+            return Ok(Vec::new());
+        };
         if page.limit == 0 {
             return Ok(Vec::new());
         }
         let mut out = Vec::new();
-        for batch in self.scan(table, filter_predicate(filter), &DRAWER_COLUMNS, Some(page)).await? {
+        for batch in self
+            .scan(table, filter_predicate(filter), &DRAWER_COLUMNS, Some(page))
+            .await?
+        {
             out.extend(batch_drawers(&batch)?);
         }
         Ok(out)

@@ -11,7 +11,9 @@ struct LanceFactory;
 impl StoreFactory for LanceFactory {
     async fn create(&self, dimension: usize) -> StoreFixture {
         let dir = tempfile::tempdir().unwrap();
-        let store = LanceStore::open(LanceOptions::new(dir.path().join("lance"), dimension)).await.unwrap();
+        let store = LanceStore::open(LanceOptions::new(dir.path().join("lance"), dimension))
+            .await
+            .unwrap();
         StoreFixture::with_guard(Arc::new(store), dir)
     }
 }

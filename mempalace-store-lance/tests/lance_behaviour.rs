@@ -10,8 +10,13 @@ use mempalace_store_lance::{LanceOptions, LanceStore};
 
 const DIM: usize = 384;
 
-async fn store(dir: &std::path::Path, opts: impl FnOnce(LanceOptions) -> LanceOptions) -> LanceStore {
-    LanceStore::open(opts(LanceOptions::new(dir.join("lance"), DIM))).await.unwrap()
+async fn store(
+    dir: &std::path::Path,
+    opts: impl FnOnce(LanceOptions) -> LanceOptions,
+) -> LanceStore {
+    LanceStore::open(opts(LanceOptions::new(dir.join("lance"), DIM)))
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -38,18 +43,39 @@ async fn ann_index_above_threshold_meets_the_recall_bar() {
             assert!(got.iter().all(|n| filter.matches(&n.drawer)));
             let exact = reference.query(q, &filter, 3_000).await.unwrap();
             for n in &got {
-                let truth = exact.iter().find(|e| e.drawer.id == n.drawer.id).unwrap().distance;
-                assert!((n.distance - truth).abs() < 1e-4, "re-ranked distances are exact");
+                let truth = exact
+                    .iter()
+                    .find(|e| e.drawer.id == n.drawer.id)
+                    .unwrap()
+                    .distance;
+                assert!(
+                    (n.distance - truth).abs() < 1e-4,
+                    "re-ranked distances are exact"
+                );
             }
-            recall += got.iter().filter(|n| want.iter().any(|w| w.drawer.id == n.drawer.id)).count() as f64 / 10.0;
+            recall += got
+                .iter()
+                .filter(|n| want.iter().any(|w| w.drawer.id == n.drawer.id))
+                .count() as f64
+                / 10.0;
         }
     }
     let recall = recall / (queries.len() * 2) as f64;
     assert!(recall >= 0.95, "recall@10 = {recall}");
     // Rows written after the index are still found.
     let fresh = unit_vectors(5, 1, DIM).remove(0);
-    s.upsert(&[drawer("fresh", "wing_code", "auth", "new")], std::slice::from_ref(&fresh)).await.unwrap();
-    assert_eq!(s.query(&fresh, &DrawerFilter::all(), 1).await.unwrap()[0].drawer.id, "fresh");
+    s.upsert(
+        &[drawer("fresh", "wing_code", "auth", "new")],
+        std::slice::from_ref(&fresh),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        s.query(&fresh, &DrawerFilter::all(), 1).await.unwrap()[0]
+            .drawer
+            .id,
+        "fresh"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -58,13 +84,19 @@ async fn small_writes_are_compacted() {
     let s = store(dir.path(), |o| o.with_compaction_fragments(1_000)).await;
     let (drawers, vectors) = seeded(22, 40, DIM);
     for (d, v) in drawers.iter().zip(&vectors) {
-        s.upsert(std::slice::from_ref(d), std::slice::from_ref(v)).await.unwrap();
+        s.upsert(std::slice::from_ref(d), std::slice::from_ref(v))
+            .await
+            .unwrap();
     }
     let before = s.fragment_count().await.unwrap();
     assert!(before >= 20, "each small write adds a fragment ({before})");
     let report = s.optimize().await.unwrap();
     assert_eq!(report.fragments_before, before);
-    assert!(report.fragments_after <= 2, "compacted to {}", report.fragments_after);
+    assert!(
+        report.fragments_after <= 2,
+        "compacted to {}",
+        report.fragments_after
+    );
     assert_eq!(s.count(&DrawerFilter::all()).await.unwrap(), 40);
 }
 
@@ -74,16 +106,29 @@ async fn reopen_after_restart_and_dimension_check() {
     let (drawers, vectors) = seeded(23, 10, DIM);
     {
         let s = store(dir.path(), |o| o).await;
-        assert!(!dir.path().join("lance").exists(), "opening creates nothing");
+        assert!(
+            !dir.path().join("lance").exists(),
+            "opening creates nothing"
+        );
         s.upsert(&drawers, &vectors).await.unwrap();
     }
     let s = store(dir.path(), |o| o).await;
     assert!(s.exists().await.unwrap());
-    assert_eq!(s.get(&[drawers[3].id.clone()]).await.unwrap(), vec![drawers[3].clone()]);
+    assert_eq!(
+        s.get(&[drawers[3].id.clone()]).await.unwrap(),
+        vec![drawers[3].clone()]
+    );
     match LanceStore::open(LanceOptions::new(dir.path().join("lance"), 768)).await {
-        Err(PalaceError::DimensionMismatch { expected, actual, context }) => {
+        Err(PalaceError::DimensionMismatch {
+            expected,
+            actual,
+            context,
+        }) => {
             assert_eq!((expected, actual), (384, 768));
-            assert!(context.contains("384") && context.contains("768"), "{context}");
+            assert!(
+                context.contains("384") && context.contains("768"),
+                "{context}"
+            );
         }
         Err(e) => panic!("unexpected error {e}"),
         Ok(_) => panic!("a 384-d table must not open as 768-d"),
@@ -95,11 +140,18 @@ async fn reopen_after_restart_and_dimension_check() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "helper process for acknowledged_writes_survive_kill"]
 async fn child_writer() {
-    let Ok(dir) = std::env::var("MEMPALACE_CHILD_DIR") else { return };
+    let Ok(dir) = std::env::var("MEMPALACE_CHILD_DIR") else {
+        return;
+    };
     let s = store(std::path::Path::new(&dir), |o| o).await;
     let vectors = unit_vectors(24, 10_000, DIM);
     for (i, v) in vectors.iter().enumerate() {
-        let d = drawer(&format!("k{i:05}"), "wing", "room", &format!("kill test {i}"));
+        let d = drawer(
+            &format!("k{i:05}"),
+            "wing",
+            "room",
+            &format!("kill test {i}"),
+        );
         s.upsert(&[d], std::slice::from_ref(v)).await.unwrap();
         println!("ACK k{i:05}");
     }
@@ -110,7 +162,13 @@ async fn acknowledged_writes_survive_kill() {
     let dir = tempfile::tempdir().unwrap();
     for round in 0..3 {
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["child_writer", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+            .args([
+                "child_writer",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env("MEMPALACE_CHILD_DIR", dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -131,7 +189,11 @@ async fn acknowledged_writes_survive_kill() {
         child.wait().unwrap();
         let s = store(dir.path(), |o| o).await;
         let found = s.get(&acked).await.unwrap();
-        assert_eq!(found.len(), acked.len(), "round {round}: every acknowledged write survives");
+        assert_eq!(
+            found.len(),
+            acked.len(),
+            "round {round}: every acknowledged write survives"
+        );
         assert!(s.count(&DrawerFilter::all()).await.unwrap() >= acked.len() as u64);
     }
 }
@@ -153,6 +215,10 @@ async fn two_handles_filing_the_same_new_ids_store_each_once() {
         t1.await.unwrap().unwrap();
         t2.await.unwrap().unwrap();
     }
-    assert_eq!(a.count(&DrawerFilter::all()).await.unwrap(), 20, "no id stored twice");
+    assert_eq!(
+        a.count(&DrawerFilter::all()).await.unwrap(),
+        20,
+        "no id stored twice"
+    );
     assert_eq!(b.count(&DrawerFilter::all()).await.unwrap(), 20);
 }

@@ -12,7 +12,9 @@ pub const ROOMS: [&str; 4] = ["auth", "billing", "diary", "🚀 launch"];
 /// A random unit vector of `dimension` from `rng`.
 pub fn unit_vector(rng: &mut StdRng, dimension: usize) -> Vec<f32> {
     loop {
-        let v: Vec<f32> = (0..dimension).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let v: Vec<f32> = (0..dimension)
+            .map(|_| rng.random_range(-1.0f32..1.0))
+            .collect();
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         if norm > 1e-3 {
             return v.into_iter().map(|x| x / norm).collect();
@@ -48,7 +50,12 @@ pub fn seeded(seed: u64, n: usize, dimension: usize) -> (Vec<Drawer>, Vec<Vec<f3
         .map(|i| {
             let wing = WINGS[i % WINGS.len()];
             let room = ROOMS[(i / WINGS.len()) % ROOMS.len()];
-            let mut d = drawer(&format!("d{i:05}"), wing, room, &format!("drawer number {i} in {wing}/{room}"));
+            let mut d = drawer(
+                &format!("d{i:05}"),
+                wing,
+                room,
+                &format!("drawer number {i} in {wing}/{room}"),
+            );
             d.metadata.chunk_index = i as u32;
             d
         })

@@ -28,7 +28,10 @@ pub struct StoreFixture {
 impl StoreFixture {
     /// A fixture with nothing to keep alive.
     pub fn new(store: Arc<dyn VectorStore>) -> Self {
-        StoreFixture { store, _keep_alive: None }
+        StoreFixture {
+            store,
+            _keep_alive: None,
+        }
     }
 
     /// A fixture that keeps `guard` (e.g. a `tempfile::TempDir`) until it is dropped.
@@ -57,7 +60,10 @@ pub struct KgFixture {
 impl KgFixture {
     /// A fixture with nothing to keep alive.
     pub fn new(kg: Arc<dyn KnowledgeGraph>) -> Self {
-        KgFixture { kg, _keep_alive: None }
+        KgFixture {
+            kg,
+            _keep_alive: None,
+        }
     }
 
     /// A fixture that keeps `guard` alive as long as the graph.

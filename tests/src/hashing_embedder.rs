@@ -26,7 +26,10 @@ impl HashingEmbedder {
             let sign = if (h >> 63) & 1 == 0 { 1.0 } else { -1.0 };
             v[index] += sign;
         };
-        for word in lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        for word in lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
             if word.is_ascii() {
                 add(word);
             } else {
@@ -45,7 +48,9 @@ impl HashingEmbedder {
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100000001b3))
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
+    })
 }
 
 #[async_trait]

@@ -24,12 +24,25 @@ pub async fn fresh_graph_reads_create_nothing<F: KgFactory + ?Sized>(factory: &F
     let fx = factory.create().await;
     let kg = &fx.kg;
     assert!(!kg.exists().await.unwrap());
-    assert!(kg.query_entity("Clerk", None, Direction::Both).await.unwrap().is_empty());
-    assert!(kg.query_relationship("uses", None).await.unwrap().is_empty());
+    assert!(
+        kg.query_entity("Clerk", None, Direction::Both)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        kg.query_relationship("uses", None)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert!(kg.timeline(None, Page::first(10)).await.unwrap().is_empty());
     assert_eq!(kg.stats().await.unwrap().triples, 0);
     assert_eq!(kg.invalidate("a", "b", "c", None).await.unwrap(), 0);
-    assert!(!kg.exists().await.unwrap(), "reads must not create the graph");
+    assert!(
+        !kg.exists().await.unwrap(),
+        "reads must not create the graph"
+    );
     kg.create_if_missing().await.unwrap();
     kg.create_if_missing().await.unwrap();
     assert!(kg.exists().await.unwrap());
@@ -39,38 +52,74 @@ pub async fn fresh_graph_reads_create_nothing<F: KgFactory + ?Sized>(factory: &F
 pub async fn query_both_directions<F: KgFactory + ?Sized>(factory: &F) {
     let fx = factory.create().await;
     let kg = &fx.kg;
-    kg.add_triple(&NewTriple::new("Clerk", "replaces", "Auth0").valid_from("2026-01-10")).await.unwrap();
-    kg.add_triple(&NewTriple::new("MyProject", "uses", "Clerk").source_closet("drawer_x")).await.unwrap();
-    let out = kg.query_entity("clerk", None, Direction::Outgoing).await.unwrap();
+    kg.add_triple(&NewTriple::new("Clerk", "replaces", "Auth0").valid_from("2026-01-10"))
+        .await
+        .unwrap();
+    kg.add_triple(&NewTriple::new("MyProject", "uses", "Clerk").source_closet("drawer_x"))
+        .await
+        .unwrap();
+    let out = kg
+        .query_entity("clerk", None, Direction::Outgoing)
+        .await
+        .unwrap();
     assert_eq!(summary(&out), vec![triple("Clerk", "replaces", "Auth0")]);
     assert_eq!(out[0].direction, Some(Direction::Outgoing));
     assert_eq!(out[0].valid_from.as_deref(), Some("2026-01-10"));
     assert!(out[0].current && out[0].valid_to.is_none());
     assert_eq!(out[0].confidence, 1.0);
-    let inc = kg.query_entity("Clerk", None, Direction::Incoming).await.unwrap();
+    let inc = kg
+        .query_entity("Clerk", None, Direction::Incoming)
+        .await
+        .unwrap();
     assert_eq!(summary(&inc), vec![triple("MyProject", "uses", "Clerk")]);
     assert_eq!(inc[0].direction, Some(Direction::Incoming));
     assert_eq!(inc[0].source_closet.as_deref(), Some("drawer_x"));
-    let both = kg.query_entity("CLERK", None, Direction::Both).await.unwrap();
+    let both = kg
+        .query_entity("CLERK", None, Direction::Both)
+        .await
+        .unwrap();
     assert_eq!(both.len(), 2);
     assert_eq!(both[0].direction, Some(Direction::Outgoing));
     assert_eq!(both[1].direction, Some(Direction::Incoming));
-    let spaced = kg.add_triple(&NewTriple::new("My Project", "Depends On", "tokio-rs")).await.unwrap();
+    let spaced = kg
+        .add_triple(&NewTriple::new("My Project", "Depends On", "tokio-rs"))
+        .await
+        .unwrap();
     assert!(!spaced.is_empty());
-    let f = kg.query_entity("my_project", None, Direction::Outgoing).await.unwrap();
-    assert_eq!(summary(&f), vec![triple("My Project", "depends_on", "tokio-rs")]);
-    assert_eq!(kg.query_entity("Tokio RS", None, Direction::Incoming).await.unwrap().len(), 1);
+    let f = kg
+        .query_entity("my_project", None, Direction::Outgoing)
+        .await
+        .unwrap();
+    assert_eq!(
+        summary(&f),
+        vec![triple("My Project", "depends_on", "tokio-rs")]
+    );
+    assert_eq!(
+        kg.query_entity("Tokio RS", None, Direction::Incoming)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 /// as_of: the day before valid_from, the day itself, the day of valid_to, and after it.
 pub async fn as_of_boundaries<F: KgFactory + ?Sized>(factory: &F) {
     let fx = factory.create().await;
     let kg = &fx.kg;
-    kg.add_triple(&NewTriple::new("Alice", "works_at", "Acme").valid_from("2024-03-01").valid_to("2025-06-30"))
+    kg.add_triple(
+        &NewTriple::new("Alice", "works_at", "Acme")
+            .valid_from("2024-03-01")
+            .valid_to("2025-06-30"),
+    )
+    .await
+    .unwrap();
+    kg.add_triple(&NewTriple::new("Alice", "works_at", "Globex").valid_from("2025-07-01"))
         .await
         .unwrap();
-    kg.add_triple(&NewTriple::new("Alice", "works_at", "Globex").valid_from("2025-07-01")).await.unwrap();
-    kg.add_triple(&NewTriple::new("Alice", "lives_in", "Paris").valid_from("2025-07-01T12:00:00Z")).await.unwrap();
+    kg.add_triple(&NewTriple::new("Alice", "lives_in", "Paris").valid_from("2025-07-01T12:00:00Z"))
+        .await
+        .unwrap();
     let at = |d: &'static str| {
         let kg = Arc::clone(kg);
         async move {
@@ -85,16 +134,36 @@ pub async fn as_of_boundaries<F: KgFactory + ?Sized>(factory: &F) {
             objs
         }
     };
-    assert!(at("2024-02-29").await.is_empty(), "the day before valid_from");
+    assert!(
+        at("2024-02-29").await.is_empty(),
+        "the day before valid_from"
+    );
     assert_eq!(at("2024-03-01").await, vec!["Acme"], "valid_from's own day");
-    assert_eq!(at("2025-06-30").await, vec!["Acme"], "valid_to's own day is still valid");
+    assert_eq!(
+        at("2025-06-30").await,
+        vec!["Acme"],
+        "valid_to's own day is still valid"
+    );
     assert_eq!(at("2025-06-30T23:59:59").await, vec!["Acme"]);
-    assert_eq!(at("2025-07-01").await, vec!["Globex", "Paris"], "the day after valid_to; a timestamp start counts on its day");
-    assert_eq!(at("2025-07-01T11:59:59").await, vec!["Globex"], "before the timestamp start");
-    assert_eq!(at("2025-07-01T14:00:00+02:00").await, vec!["Globex", "Paris"], "offsets are converted to UTC");
+    assert_eq!(
+        at("2025-07-01").await,
+        vec!["Globex", "Paris"],
+        "the day after valid_to; a timestamp start counts on its day"
+    );
+    assert_eq!(
+        at("2025-07-01T11:59:59").await,
+        vec!["Globex"],
+        "before the timestamp start"
+    );
+    assert_eq!(
+        at("2025-07-01T14:00:00+02:00").await,
+        vec!["Globex", "Paris"],
+        "offsets are converted to UTC"
+    );
     assert_eq!(at("2030-01-01").await, vec!["Globex", "Paris"]);
     assert!(matches!(
-        kg.query_entity("Alice", Some("next tuesday"), Direction::Both).await,
+        kg.query_entity("Alice", Some("next tuesday"), Direction::Both)
+            .await,
         Err(PalaceError::InvalidInput { field: "as_of", .. })
     ));
 }
@@ -103,19 +172,60 @@ pub async fn as_of_boundaries<F: KgFactory + ?Sized>(factory: &F) {
 pub async fn invalidate_closes_without_deleting<F: KgFactory + ?Sized>(factory: &F) {
     let fx = factory.create().await;
     let kg = &fx.kg;
-    kg.add_triple(&NewTriple::new("Max", "plays", "chess").valid_from("2020-01-01")).await.unwrap();
-    assert_eq!(kg.invalidate("Max", "plays", "chess", Some("2025-03-01")).await.unwrap(), 1);
-    assert_eq!(kg.invalidate("Max", "plays", "chess", Some("2025-04-01")).await.unwrap(), 0, "already closed");
+    kg.add_triple(&NewTriple::new("Max", "plays", "chess").valid_from("2020-01-01"))
+        .await
+        .unwrap();
+    assert_eq!(
+        kg.invalidate("Max", "plays", "chess", Some("2025-03-01"))
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        kg.invalidate("Max", "plays", "chess", Some("2025-04-01"))
+            .await
+            .unwrap(),
+        0,
+        "already closed"
+    );
     let facts = kg.query_entity("Max", None, Direction::Both).await.unwrap();
     assert_eq!(facts.len(), 1, "invalidate never deletes");
     assert_eq!(facts[0].valid_to.as_deref(), Some("2025-03-01"));
     assert!(!facts[0].current);
-    assert_eq!(kg.query_entity("Max", Some("2025-03-01"), Direction::Both).await.unwrap().len(), 1);
-    assert!(kg.query_entity("Max", Some("2025-03-02"), Direction::Both).await.unwrap().is_empty());
-    kg.add_triple(&NewTriple::new("Max", "plays", "go").valid_from("2025-01-01")).await.unwrap();
-    assert!(kg.invalidate("Max", "plays", "go", Some("2024-12-31")).await.is_err(), "cannot end before it started");
-    assert!(kg.query_entity("Max", None, Direction::Outgoing).await.unwrap().iter().any(|f| f.object == "go" && f.current));
-    assert_eq!(kg.invalidate("Max", "plays", "go", None).await.unwrap(), 1, "default end: today");
+    assert_eq!(
+        kg.query_entity("Max", Some("2025-03-01"), Direction::Both)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(
+        kg.query_entity("Max", Some("2025-03-02"), Direction::Both)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    kg.add_triple(&NewTriple::new("Max", "plays", "go").valid_from("2025-01-01"))
+        .await
+        .unwrap();
+    assert!(
+        kg.invalidate("Max", "plays", "go", Some("2024-12-31"))
+            .await
+            .is_err(),
+        "cannot end before it started"
+    );
+    assert!(
+        kg.query_entity("Max", None, Direction::Outgoing)
+            .await
+            .unwrap()
+            .iter()
+            .any(|f| f.object == "go" && f.current)
+    );
+    assert_eq!(
+        kg.invalidate("Max", "plays", "go", None).await.unwrap(),
+        1,
+        "default end: today"
+    );
     let stats = kg.stats().await.unwrap();
     assert_eq!((stats.current_facts, stats.expired_facts), (0, 2));
 }
@@ -124,7 +234,9 @@ pub async fn invalidate_closes_without_deleting<F: KgFactory + ?Sized>(factory: 
 pub async fn supersede_leaves_no_overlap<F: KgFactory + ?Sized>(factory: &F) {
     let fx = factory.create().await;
     let kg = &fx.kg;
-    kg.add_triple(&NewTriple::new("MyProject", "uses", "Auth0").valid_from("2024-01-01")).await.unwrap();
+    kg.add_triple(&NewTriple::new("MyProject", "uses", "Auth0").valid_from("2024-01-01"))
+        .await
+        .unwrap();
     let change = Supersede {
         subject: "MyProject".into(),
         predicate: "uses".into(),
@@ -138,11 +250,26 @@ pub async fn supersede_leaves_no_overlap<F: KgFactory + ?Sized>(factory: &F) {
     assert_eq!(done.old_valid_to, "2026-01-14");
     assert_eq!(done.new_valid_from, "2026-01-15");
     for day in ["2025-12-31", "2026-01-14", "2026-01-15", "2026-01-16"] {
-        let facts = kg.query_entity("MyProject", Some(day), Direction::Outgoing).await.unwrap();
+        let facts = kg
+            .query_entity("MyProject", Some(day), Direction::Outgoing)
+            .await
+            .unwrap();
         assert_eq!(facts.len(), 1, "exactly one value on {day}: {facts:?}");
     }
-    assert_eq!(kg.query_entity("MyProject", Some("2026-01-14"), Direction::Outgoing).await.unwrap()[0].object, "Auth0");
-    assert_eq!(kg.query_entity("MyProject", Some("2026-01-15"), Direction::Outgoing).await.unwrap()[0].object, "Clerk");
+    assert_eq!(
+        kg.query_entity("MyProject", Some("2026-01-14"), Direction::Outgoing)
+            .await
+            .unwrap()[0]
+            .object,
+        "Auth0"
+    );
+    assert_eq!(
+        kg.query_entity("MyProject", Some("2026-01-15"), Direction::Outgoing)
+            .await
+            .unwrap()[0]
+            .object,
+        "Clerk"
+    );
     let current: Vec<_> = kg
         .query_entity("MyProject", None, Direction::Outgoing)
         .await
@@ -152,29 +279,58 @@ pub async fn supersede_leaves_no_overlap<F: KgFactory + ?Sized>(factory: &F) {
         .collect();
     assert_eq!(current.len(), 1);
     assert_eq!(current[0].confidence, 0.9);
-    assert!(kg.supersede(&change).await.is_err(), "Auth0 is no longer current");
+    assert!(
+        kg.supersede(&change).await.is_err(),
+        "Auth0 is no longer current"
+    );
     let before = kg.stats().await.unwrap();
     let mut early = change.clone();
     early.old_object = "Clerk".into();
     early.new_object = "Okta".into();
     early.at = "2026-01-15".into();
-    assert!(kg.supersede(&early).await.is_err(), "cannot close Clerk before it started");
-    assert_eq!(kg.stats().await.unwrap(), before, "a refused supersede writes nothing");
+    assert!(
+        kg.supersede(&early).await.is_err(),
+        "cannot close Clerk before it started"
+    );
+    assert_eq!(
+        kg.stats().await.unwrap(),
+        before,
+        "a refused supersede writes nothing"
+    );
 }
 
 /// The same open triple added twice is one row with one id.
 pub async fn duplicate_open_triples_collapse<F: KgFactory + ?Sized>(factory: &F) {
     let fx = factory.create().await;
     let kg = &fx.kg;
-    let a = kg.add_triple(&NewTriple::new("Ben", "likes", "Rust")).await.unwrap();
-    let b = kg.add_triple(&NewTriple::new("ben", "Likes", "rust")).await.unwrap();
+    let a = kg
+        .add_triple(&NewTriple::new("Ben", "likes", "Rust"))
+        .await
+        .unwrap();
+    let b = kg
+        .add_triple(&NewTriple::new("ben", "Likes", "rust"))
+        .await
+        .unwrap();
     assert_eq!(a, b);
     assert_eq!(kg.stats().await.unwrap().triples, 1);
-    let closed = NewTriple::new("Ben", "liked", "Go").valid_from("2019").valid_to("2020");
-    assert_eq!(kg.add_triple(&closed).await.unwrap(), kg.add_triple(&closed).await.unwrap());
-    kg.invalidate("Ben", "likes", "Rust", Some("2026-01-01")).await.unwrap();
-    let c = kg.add_triple(&NewTriple::new("Ben", "likes", "Rust").valid_from("2026-02-01")).await.unwrap();
-    assert_ne!(a, c, "after the old one closed, the same fact can start again");
+    let closed = NewTriple::new("Ben", "liked", "Go")
+        .valid_from("2019")
+        .valid_to("2020");
+    assert_eq!(
+        kg.add_triple(&closed).await.unwrap(),
+        kg.add_triple(&closed).await.unwrap()
+    );
+    kg.invalidate("Ben", "likes", "Rust", Some("2026-01-01"))
+        .await
+        .unwrap();
+    let c = kg
+        .add_triple(&NewTriple::new("Ben", "likes", "Rust").valid_from("2026-02-01"))
+        .await
+        .unwrap();
+    assert_ne!(
+        a, c,
+        "after the old one closed, the same fact can start again"
+    );
     assert_eq!(kg.stats().await.unwrap().triples, 3);
 }
 
@@ -182,12 +338,35 @@ pub async fn duplicate_open_triples_collapse<F: KgFactory + ?Sized>(factory: &F)
 pub async fn unicode_entity_names<F: KgFactory + ?Sized>(factory: &F) {
     let fx = factory.create().await;
     let kg = &fx.kg;
-    kg.add_triple(&NewTriple::new("李雷", "认识", "韩梅梅")).await.unwrap();
-    kg.add_triple(&NewTriple::new("🚀 Rocket Team", "ships", "Ünïcode Ümlaut")).await.unwrap();
-    assert_eq!(summary(&kg.query_entity("韩梅梅", None, Direction::Incoming).await.unwrap()), vec![triple("李雷", "认识", "韩梅梅")]);
-    let f = kg.query_entity("🚀 rocket team", None, Direction::Outgoing).await.unwrap();
-    assert_eq!(summary(&f), vec![triple("🚀 Rocket Team", "ships", "Ünïcode Ümlaut")]);
-    assert_eq!(kg.query_entity("ünïcode ümlaut", None, Direction::Both).await.unwrap().len(), 1);
+    kg.add_triple(&NewTriple::new("李雷", "认识", "韩梅梅"))
+        .await
+        .unwrap();
+    kg.add_triple(&NewTriple::new("🚀 Rocket Team", "ships", "Ünïcode Ümlaut"))
+        .await
+        .unwrap();
+    assert_eq!(
+        summary(
+            &kg.query_entity("韩梅梅", None, Direction::Incoming)
+                .await
+                .unwrap()
+        ),
+        vec![triple("李雷", "认识", "韩梅梅")]
+    );
+    let f = kg
+        .query_entity("🚀 rocket team", None, Direction::Outgoing)
+        .await
+        .unwrap();
+    assert_eq!(
+        summary(&f),
+        vec![triple("🚀 Rocket Team", "ships", "Ünïcode Ümlaut")]
+    );
+    assert_eq!(
+        kg.query_entity("ünïcode ümlaut", None, Direction::Both)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 /// An entity nobody mentioned has no facts, and that is not an error.
@@ -195,10 +374,30 @@ pub async fn unknown_entity_is_empty<F: KgFactory + ?Sized>(factory: &F) {
     let fx = factory.create().await;
     let kg = &fx.kg;
     kg.add_triple(&NewTriple::new("a", "b", "c")).await.unwrap();
-    assert!(kg.query_entity("Nobody", None, Direction::Both).await.unwrap().is_empty());
-    assert!(kg.query_entity("Nobody", Some("2025-01-01"), Direction::Incoming).await.unwrap().is_empty());
-    assert!(kg.timeline(Some("Nobody"), Page::first(5)).await.unwrap().is_empty());
-    assert!(kg.query_relationship("unheard_of", None).await.unwrap().is_empty());
+    assert!(
+        kg.query_entity("Nobody", None, Direction::Both)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        kg.query_entity("Nobody", Some("2025-01-01"), Direction::Incoming)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        kg.timeline(Some("Nobody"), Page::first(5))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        kg.query_relationship("unheard_of", None)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 /// Empty names, confidence outside [0, 1], bad dates and reversed intervals are typed errors
@@ -206,7 +405,9 @@ pub async fn unknown_entity_is_empty<F: KgFactory + ?Sized>(factory: &F) {
 pub async fn bad_input_writes_nothing<F: KgFactory + ?Sized>(factory: &F) {
     let fx = factory.create().await;
     let kg = &fx.kg;
-    kg.add_triple(&NewTriple::new("keep", "me", "safe")).await.unwrap();
+    kg.add_triple(&NewTriple::new("keep", "me", "safe"))
+        .await
+        .unwrap();
     let before = kg.stats().await.unwrap();
     let mut bad_conf = NewTriple::new("s", "p", "o");
     bad_conf.confidence = 1.01;
@@ -220,7 +421,9 @@ pub async fn bad_input_writes_nothing<F: KgFactory + ?Sized>(factory: &F) {
         nan_conf,
         NewTriple::new("s", "p", "o").valid_from("2025-02-30"),
         NewTriple::new("s", "p", "o").valid_to("not a date"),
-        NewTriple::new("s", "p", "o").valid_from("2025-06-02").valid_to("2025-06-01"),
+        NewTriple::new("s", "p", "o")
+            .valid_from("2025-06-02")
+            .valid_to("2025-06-01"),
     ];
     for t in cases {
         match kg.add_triple(&t).await {
@@ -228,24 +431,43 @@ pub async fn bad_input_writes_nothing<F: KgFactory + ?Sized>(factory: &F) {
             other => panic!("{t:?} should be invalid input, got {other:?}"),
         }
     }
-    assert!(kg.invalidate("keep", "me", "safe", Some("whenever")).await.is_err());
+    assert!(
+        kg.invalidate("keep", "me", "safe", Some("whenever"))
+            .await
+            .is_err()
+    );
     assert!(kg.add_entity(&NewEntity::new(" ")).await.is_err());
     let mut not_object = NewEntity::new("x");
     not_object.properties = serde_json::json!([1, 2]);
     assert!(kg.add_entity(&not_object).await.is_err());
     assert_eq!(kg.stats().await.unwrap(), before);
-    assert!(kg.query_entity("keep", None, Direction::Outgoing).await.unwrap()[0].current);
+    assert!(
+        kg.query_entity("keep", None, Direction::Outgoing)
+            .await
+            .unwrap()[0]
+            .current
+    );
 }
 
 /// Timelines are ordered by valid_from (undated last) and page without overlap.
 pub async fn timeline_is_chronological_and_paged<F: KgFactory + ?Sized>(factory: &F) {
     let fx = factory.create().await;
     let kg = &fx.kg;
-    kg.add_triple(&NewTriple::new("Riley", "joined", "team")).await.unwrap();
-    kg.add_triple(&NewTriple::new("Riley", "born_in", "Lyon").valid_from("2008-05-01")).await.unwrap();
-    kg.add_triple(&NewTriple::new("Riley", "started", "school").valid_from("2014-09")).await.unwrap();
-    kg.add_triple(&NewTriple::new("coach", "trains", "Riley").valid_from("2020-01-01T08:00:00")).await.unwrap();
-    kg.add_triple(&NewTriple::new("other", "x", "y").valid_from("2001")).await.unwrap();
+    kg.add_triple(&NewTriple::new("Riley", "joined", "team"))
+        .await
+        .unwrap();
+    kg.add_triple(&NewTriple::new("Riley", "born_in", "Lyon").valid_from("2008-05-01"))
+        .await
+        .unwrap();
+    kg.add_triple(&NewTriple::new("Riley", "started", "school").valid_from("2014-09"))
+        .await
+        .unwrap();
+    kg.add_triple(&NewTriple::new("coach", "trains", "Riley").valid_from("2020-01-01T08:00:00"))
+        .await
+        .unwrap();
+    kg.add_triple(&NewTriple::new("other", "x", "y").valid_from("2001"))
+        .await
+        .unwrap();
     let riley: Vec<String> = kg
         .timeline(Some("Riley"), Page::first(10))
         .await
@@ -257,9 +479,36 @@ pub async fn timeline_is_chronological_and_paged<F: KgFactory + ?Sized>(factory:
     let all = kg.timeline(None, Page::first(100)).await.unwrap();
     assert_eq!(all.len(), 5);
     assert_eq!(all[0].predicate, "x");
-    let p1 = kg.timeline(None, Page { offset: 0, limit: 2 }).await.unwrap();
-    let p2 = kg.timeline(None, Page { offset: 2, limit: 2 }).await.unwrap();
-    let p3 = kg.timeline(None, Page { offset: 4, limit: 2 }).await.unwrap();
+    let p1 = kg
+        .timeline(
+            None,
+            Page {
+                offset: 0,
+                limit: 2,
+            },
+        )
+        .await
+        .unwrap();
+    let p2 = kg
+        .timeline(
+            None,
+            Page {
+                offset: 2,
+                limit: 2,
+            },
+        )
+        .await
+        .unwrap();
+    let p3 = kg
+        .timeline(
+            None,
+            Page {
+                offset: 4,
+                limit: 2,
+            },
+        )
+        .await
+        .unwrap();
     let paged: Vec<_> = p1.into_iter().chain(p2).chain(p3).collect();
     assert_eq!(paged, all);
 }
@@ -269,15 +518,31 @@ pub async fn timeline_is_chronological_and_paged<F: KgFactory + ?Sized>(factory:
 pub async fn stats_and_relationships<F: KgFactory + ?Sized>(factory: &F) {
     let fx = factory.create().await;
     let kg = &fx.kg;
-    kg.add_triple(&NewTriple::new("A", "uses", "X").valid_from("2020-01-01").valid_to("2020-12-31")).await.unwrap();
-    kg.add_triple(&NewTriple::new("B", "uses", "X")).await.unwrap();
-    kg.add_triple(&NewTriple::new("A", "knows", "B")).await.unwrap();
+    kg.add_triple(
+        &NewTriple::new("A", "uses", "X")
+            .valid_from("2020-01-01")
+            .valid_to("2020-12-31"),
+    )
+    .await
+    .unwrap();
+    kg.add_triple(&NewTriple::new("B", "uses", "X"))
+        .await
+        .unwrap();
+    kg.add_triple(&NewTriple::new("A", "knows", "B"))
+        .await
+        .unwrap();
     let s = kg.stats().await.unwrap();
-    assert_eq!((s.entities, s.triples, s.current_facts, s.expired_facts), (3, 3, 2, 1));
+    assert_eq!(
+        (s.entities, s.triples, s.current_facts, s.expired_facts),
+        (3, 3, 2, 1)
+    );
     assert_eq!(s.relationship_types, vec!["knows", "uses"]);
     assert_eq!(s.predicates.get("uses"), Some(&2));
     assert_eq!(kg.query_relationship("Uses", None).await.unwrap().len(), 2);
-    let in_2021 = kg.query_relationship("uses", Some("2021-06-01")).await.unwrap();
+    let in_2021 = kg
+        .query_relationship("uses", Some("2021-06-01"))
+        .await
+        .unwrap();
     assert_eq!(summary(&in_2021), vec![triple("B", "uses", "X")]);
     assert!(in_2021[0].direction.is_none());
 }
@@ -293,10 +558,18 @@ pub async fn entity_upsert_keeps_one_row<F: KgFactory + ?Sized>(factory: &F) {
     e.properties = serde_json::json!({"role": "ceo"});
     assert_eq!(kg.add_entity(&e).await.unwrap(), "alice_smith");
     assert_eq!(kg.stats().await.unwrap().entities, 1);
-    kg.add_triple(&NewTriple::new("alice smith", "founded", "Acme")).await.unwrap();
+    kg.add_triple(&NewTriple::new("alice smith", "founded", "Acme"))
+        .await
+        .unwrap();
     assert_eq!(kg.stats().await.unwrap().entities, 2);
-    let f = kg.query_entity("Alice Smith", None, Direction::Outgoing).await.unwrap();
-    assert_eq!(f[0].subject, "Alice Smith", "the first display name is kept");
+    let f = kg
+        .query_entity("Alice Smith", None, Direction::Outgoing)
+        .await
+        .unwrap();
+    assert_eq!(
+        f[0].subject, "Alice Smith",
+        "the first display name is kept"
+    );
 }
 
 /// Concurrent adds from many tasks all land, and identical ones collapse.
@@ -308,8 +581,16 @@ pub async fn concurrent_adds_all_land<F: KgFactory + ?Sized>(factory: &F) {
         let kg = Arc::clone(&kg);
         tasks.push(tokio::spawn(async move {
             for i in 0..20 {
-                kg.add_triple(&NewTriple::new(format!("agent{t}"), "noted", format!("fact{i}"))).await.unwrap();
-                kg.add_triple(&NewTriple::new("shared", "noted", format!("fact{i}"))).await.unwrap();
+                kg.add_triple(&NewTriple::new(
+                    format!("agent{t}"),
+                    "noted",
+                    format!("fact{i}"),
+                ))
+                .await
+                .unwrap();
+                kg.add_triple(&NewTriple::new("shared", "noted", format!("fact{i}")))
+                    .await
+                    .unwrap();
             }
         }));
     }

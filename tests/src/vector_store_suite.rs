@@ -21,7 +21,10 @@ async fn reference(drawers: &[mempalace_core::Drawer], vectors: &[Vec<f32>]) -> 
     r
 }
 
-async fn loaded<F: StoreFactory + ?Sized>(factory: &F, n: usize) -> (crate::StoreFixture, MemoryStore, Vec<Vec<f32>>) {
+async fn loaded<F: StoreFactory + ?Sized>(
+    factory: &F,
+    n: usize,
+) -> (crate::StoreFixture, MemoryStore, Vec<Vec<f32>>) {
     let fx = factory.create(DIM).await;
     let (drawers, vectors) = seeded(7, n, DIM);
     for (chunk_d, chunk_v) in drawers.chunks(250).zip(vectors.chunks(250)) {
@@ -36,17 +39,35 @@ pub async fn empty_store_behaviour<F: StoreFactory + ?Sized>(factory: &F, _: Ran
     let fx = factory.create(DIM).await;
     let s = &fx.store;
     assert_eq!(s.dimension(), DIM);
-    assert!(!s.exists().await.unwrap(), "a fresh store must not exist before create/upsert");
+    assert!(
+        !s.exists().await.unwrap(),
+        "a fresh store must not exist before create/upsert"
+    );
     s.create_if_missing().await.unwrap();
     s.create_if_missing().await.unwrap();
     assert!(s.exists().await.unwrap());
     let q = unit_vectors(1, 1, DIM).remove(0);
-    assert!(s.query(&q, &DrawerFilter::all(), 5).await.unwrap().is_empty());
+    assert!(
+        s.query(&q, &DrawerFilter::all(), 5)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert!(s.get(&["nope".into()]).await.unwrap().is_empty());
     assert_eq!(s.delete(&["nope".into()]).await.unwrap(), 0);
     assert_eq!(s.count(&DrawerFilter::all()).await.unwrap(), 0);
-    assert!(s.room_counts(&DrawerFilter::all()).await.unwrap().is_empty());
-    assert!(s.list(&DrawerFilter::all(), Page::first(10)).await.unwrap().is_empty());
+    assert!(
+        s.room_counts(&DrawerFilter::all())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        s.list(&DrawerFilter::all(), Page::first(10))
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 /// Upserted drawers come back field for field; get skips missing ids; delete counts.
@@ -59,17 +80,39 @@ pub async fn upsert_get_delete_round_trip<F: StoreFactory + ?Sized>(factory: &F,
     drawers[2].text = "line one\nline two\ttabbed \"quoted\" 'single' \\ back".into();
     s.upsert(&drawers, &vectors).await.unwrap();
     assert!(s.exists().await.unwrap(), "upsert creates the store");
-    let ids: Vec<String> = vec![drawers[2].id.clone(), "missing".into(), drawers[0].id.clone()];
+    let ids: Vec<String> = vec![
+        drawers[2].id.clone(),
+        "missing".into(),
+        drawers[0].id.clone(),
+    ];
     let got = s.get(&ids).await.unwrap();
-    assert_eq!(got, vec![drawers[2].clone(), drawers[0].clone()], "get returns drawers in the order asked, skipping missing ids");
-    assert_eq!(s.get(&[drawers[1].id.clone()]).await.unwrap(), vec![drawers[1].clone()]);
+    assert_eq!(
+        got,
+        vec![drawers[2].clone(), drawers[0].clone()],
+        "get returns drawers in the order asked, skipping missing ids"
+    );
+    assert_eq!(
+        s.get(&[drawers[1].id.clone()]).await.unwrap(),
+        vec![drawers[1].clone()]
+    );
     assert_eq!(s.count(&DrawerFilter::all()).await.unwrap(), 3);
-    assert_eq!(s.delete(&[drawers[0].id.clone(), "missing".into()]).await.unwrap(), 1);
+    assert_eq!(
+        s.delete(&[drawers[0].id.clone(), "missing".into()])
+            .await
+            .unwrap(),
+        1
+    );
     assert_eq!(s.delete(&[drawers[0].id.clone()]).await.unwrap(), 0);
     assert!(s.get(&[drawers[0].id.clone()]).await.unwrap().is_empty());
     assert_eq!(s.count(&DrawerFilter::all()).await.unwrap(), 2);
-    let hits = s.query(&vectors[0], &DrawerFilter::all(), 10).await.unwrap();
-    assert!(hits.iter().all(|h| h.drawer.id != drawers[0].id), "a deleted drawer is never found");
+    let hits = s
+        .query(&vectors[0], &DrawerFilter::all(), 10)
+        .await
+        .unwrap();
+    assert!(
+        hits.iter().all(|h| h.drawer.id != drawers[0].id),
+        "a deleted drawer is never found"
+    );
 }
 
 /// Re-filing an id replaces text, metadata and vector; the count does not grow.
@@ -83,14 +126,29 @@ pub async fn upsert_replaces_same_id<F: StoreFactory + ?Sized>(factory: &F, _: R
     changed.metadata.room = "billing".into();
     changed.metadata.chunk_index = 99;
     let new_vector = unit_vectors(99, 1, DIM).remove(0);
-    s.upsert(std::slice::from_ref(&changed), std::slice::from_ref(&new_vector)).await.unwrap();
+    s.upsert(
+        std::slice::from_ref(&changed),
+        std::slice::from_ref(&new_vector),
+    )
+    .await
+    .unwrap();
     assert_eq!(s.count(&DrawerFilter::all()).await.unwrap(), 20);
-    assert_eq!(s.get(&[changed.id.clone()]).await.unwrap(), vec![changed.clone()]);
+    assert_eq!(
+        s.get(&[changed.id.clone()]).await.unwrap(),
+        vec![changed.clone()]
+    );
     let top = s.query(&new_vector, &DrawerFilter::all(), 1).await.unwrap();
     assert_eq!(top[0].drawer.id, changed.id);
-    assert!(top[0].distance.abs() < DISTANCE_TOLERANCE, "distance to its own vector is 0, got {}", top[0].distance);
+    assert!(
+        top[0].distance.abs() < DISTANCE_TOLERANCE,
+        "distance to its own vector is 0, got {}",
+        top[0].distance
+    );
     let old = s.query(&vectors[5], &DrawerFilter::all(), 1).await.unwrap();
-    assert!(old[0].drawer.id != changed.id || old[0].distance > 0.5, "the old vector is gone");
+    assert!(
+        old[0].drawer.id != changed.id || old[0].distance > 0.5,
+        "the old vector is gone"
+    );
 }
 
 fn filters() -> Vec<DrawerFilter> {
@@ -102,26 +160,41 @@ fn filters() -> Vec<DrawerFilter> {
         DrawerFilter::room(ROOMS[3]),
         DrawerFilter::wing(WINGS[1]).with_room(ROOMS[0]),
         DrawerFilter::wing(WINGS[2]).with_room(ROOMS[3]),
-        DrawerFilter::wing(WINGS[0]).with_source_file(format!("/src/{}/{}/notes.md", WINGS[0], ROOMS[2])),
+        DrawerFilter::wing(WINGS[0])
+            .with_source_file(format!("/src/{}/{}/notes.md", WINGS[0], ROOMS[2])),
         DrawerFilter::wing("no such wing"),
         DrawerFilter::wing(WINGS[0]).with_room("no such room"),
     ]
 }
 
 /// Filters by wing, room, both and source file select exactly the matching drawers.
-pub async fn filters_by_wing_room_and_source<F: StoreFactory + ?Sized>(factory: &F, ranking: Ranking) {
+pub async fn filters_by_wing_room_and_source<F: StoreFactory + ?Sized>(
+    factory: &F,
+    ranking: Ranking,
+) {
     let (fx, r, vectors) = loaded(factory, 240).await;
     for filter in filters() {
         let expected_count = r.count(&filter).await.unwrap();
-        assert_eq!(fx.store.count(&filter).await.unwrap(), expected_count, "count {filter:?}");
+        assert_eq!(
+            fx.store.count(&filter).await.unwrap(),
+            expected_count,
+            "count {filter:?}"
+        );
         let listed = fx.store.list(&filter, Page::first(1000)).await.unwrap();
         let want = r.list(&filter, Page::first(1000)).await.unwrap();
         assert_eq!(listed, want, "list {filter:?}");
         for q in [&vectors[3], &vectors[100]] {
             let hits = fx.store.query(q, &filter, 10).await.unwrap();
-            assert!(hits.iter().all(|h| filter.matches(&h.drawer)), "query {filter:?} returned a drawer outside the filter");
+            assert!(
+                hits.iter().all(|h| filter.matches(&h.drawer)),
+                "query {filter:?} returned a drawer outside the filter"
+            );
             let exact = r.query(q, &filter, 10).await.unwrap();
-            assert_eq!(hits.len(), exact.len(), "query {filter:?} must fill the limit from inside the filter");
+            assert_eq!(
+                hits.len(),
+                exact.len(),
+                "query {filter:?} must fill the limit from inside the filter"
+            );
             if ranking == Ranking::Exact {
                 let a: Vec<_> = hits.iter().map(|h| &h.drawer.id).collect();
                 let b: Vec<_> = exact.iter().map(|h| &h.drawer.id).collect();
@@ -132,7 +205,10 @@ pub async fn filters_by_wing_room_and_source<F: StoreFactory + ?Sized>(factory: 
 }
 
 /// Top-k equals the exact reference (or reaches the recall bar) and distances match cosine.
-pub async fn ranking_matches_exact_reference<F: StoreFactory + ?Sized>(factory: &F, ranking: Ranking) {
+pub async fn ranking_matches_exact_reference<F: StoreFactory + ?Sized>(
+    factory: &F,
+    ranking: Ranking,
+) {
     let (fx, r, _) = loaded(factory, 600).await;
     let queries = unit_vectors(4242, 25, DIM);
     let mut recall_sum = 0.0;
@@ -140,17 +216,35 @@ pub async fn ranking_matches_exact_reference<F: StoreFactory + ?Sized>(factory: 
         let hits = fx.store.query(q, &DrawerFilter::all(), 10).await.unwrap();
         let exact = r.query(q, &DrawerFilter::all(), 10).await.unwrap();
         assert_eq!(hits.len(), 10);
-        let exact_by_id: BTreeMap<_, _> = exact.iter().map(|n| (n.drawer.id.clone(), n.distance)).collect();
+        let exact_by_id: BTreeMap<_, _> = exact
+            .iter()
+            .map(|n| (n.drawer.id.clone(), n.distance))
+            .collect();
         for pair in hits.windows(2) {
-            assert!(pair[0].distance <= pair[1].distance + DISTANCE_TOLERANCE, "results must be sorted by distance");
+            assert!(
+                pair[0].distance <= pair[1].distance + DISTANCE_TOLERANCE,
+                "results must be sorted by distance"
+            );
         }
         let all_exact = r.query(q, &DrawerFilter::all(), 600).await.unwrap();
-        let truth: BTreeMap<_, _> = all_exact.iter().map(|n| (n.drawer.id.clone(), n.distance)).collect();
+        let truth: BTreeMap<_, _> = all_exact
+            .iter()
+            .map(|n| (n.drawer.id.clone(), n.distance))
+            .collect();
         for h in &hits {
             let d = truth[&h.drawer.id];
-            assert!((h.distance - d).abs() < DISTANCE_TOLERANCE, "distance of {} is {}, exact {}", h.drawer.id, h.distance, d);
+            assert!(
+                (h.distance - d).abs() < DISTANCE_TOLERANCE,
+                "distance of {} is {}, exact {}",
+                h.drawer.id,
+                h.distance,
+                d
+            );
         }
-        let found = hits.iter().filter(|h| exact_by_id.contains_key(&h.drawer.id)).count();
+        let found = hits
+            .iter()
+            .filter(|h| exact_by_id.contains_key(&h.drawer.id))
+            .count();
         recall_sum += found as f64 / 10.0;
         if ranking == Ranking::Exact {
             let a: Vec<_> = hits.iter().map(|h| h.drawer.id.clone()).collect();
@@ -160,7 +254,10 @@ pub async fn ranking_matches_exact_reference<F: StoreFactory + ?Sized>(factory: 
     }
     let recall = recall_sum / queries.len() as f64;
     if let Ranking::Approximate { min_recall } = ranking {
-        assert!(recall >= min_recall, "recall@10 {recall} below {min_recall}");
+        assert!(
+            recall >= min_recall,
+            "recall@10 {recall} below {min_recall}"
+        );
     }
 }
 
@@ -174,7 +271,14 @@ pub async fn room_counts_match_reference<F: StoreFactory + ?Sized>(factory: &F, 
             "room_counts {filter:?}"
         );
     }
-    let total: u64 = fx.store.room_counts(&DrawerFilter::all()).await.unwrap().iter().map(|c| c.count).sum();
+    let total: u64 = fx
+        .store
+        .room_counts(&DrawerFilter::all())
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.count)
+        .sum();
     assert_eq!(total, 250);
 }
 
@@ -185,7 +289,11 @@ pub async fn paging_is_stable_and_complete<F: StoreFactory + ?Sized>(factory: &F
         let mut seen = Vec::new();
         let mut offset = 0;
         loop {
-            let page = fx.store.list(&filter, Page { offset, limit: 7 }).await.unwrap();
+            let page = fx
+                .store
+                .list(&filter, Page { offset, limit: 7 })
+                .await
+                .unwrap();
             assert!(page.len() <= 7);
             if page.is_empty() {
                 break;
@@ -193,12 +301,28 @@ pub async fn paging_is_stable_and_complete<F: StoreFactory + ?Sized>(factory: &F
             offset += page.len();
             seen.extend(page.into_iter().map(|d| d.id));
         }
-        let want: Vec<String> = r.list(&filter, Page::first(1000)).await.unwrap().into_iter().map(|d| d.id).collect();
+        let want: Vec<String> = r
+            .list(&filter, Page::first(1000))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|d| d.id)
+            .collect();
         assert_eq!(seen, want, "paging {filter:?}");
         let unique: HashSet<_> = seen.iter().collect();
         assert_eq!(unique.len(), seen.len());
     }
-    let past_end = fx.store.list(&DrawerFilter::all(), Page { offset: 500, limit: 10 }).await.unwrap();
+    let past_end = fx
+        .store
+        .list(
+            &DrawerFilter::all(),
+            Page {
+                offset: 500,
+                limit: 10,
+            },
+        )
+        .await
+        .unwrap();
     assert!(past_end.is_empty());
 }
 
@@ -210,18 +334,27 @@ pub async fn dimension_mismatch_writes_nothing<F: StoreFactory + ?Sized>(factory
     s.upsert(&drawers[..2], &vectors[..2]).await.unwrap();
     vectors[3] = vec![0.5; DIM - 1];
     match s.upsert(&drawers[2..], &vectors[2..]).await {
-        Err(PalaceError::DimensionMismatch { expected, actual, .. }) => {
+        Err(PalaceError::DimensionMismatch {
+            expected, actual, ..
+        }) => {
             assert_eq!((expected, actual), (DIM, DIM - 1));
         }
         other => panic!("expected a dimension mismatch, got {other:?}"),
     }
-    assert_eq!(s.count(&DrawerFilter::all()).await.unwrap(), 2, "no drawer of the bad batch is stored");
+    assert_eq!(
+        s.count(&DrawerFilter::all()).await.unwrap(),
+        2,
+        "no drawer of the bad batch is stored"
+    );
     assert!(s.get(&[drawers[2].id.clone()]).await.unwrap().is_empty());
     assert!(matches!(
         s.query(&[1.0; 3], &DrawerFilter::all(), 3).await,
         Err(PalaceError::DimensionMismatch { .. })
     ));
-    assert!(s.upsert(&drawers[2..3], &[]).await.is_err(), "drawers and vectors must pair up");
+    assert!(
+        s.upsert(&drawers[2..3], &[]).await.is_err(),
+        "drawers and vectors must pair up"
+    );
     assert_eq!(s.count(&DrawerFilter::all()).await.unwrap(), 2);
 }
 
@@ -234,14 +367,24 @@ pub async fn unicode_text_and_names<F: StoreFactory + ?Sized>(factory: &F, _: Ra
         ("u2", "项目", "🚀 launch", "ローンチは金曜日 🚀🎉"),
         ("u3", "wing_ascii", "认证", "plain text"),
     ];
-    let drawers: Vec<_> = items.iter().map(|(id, w, r, t)| drawer(id, w, r, t)).collect();
+    let drawers: Vec<_> = items
+        .iter()
+        .map(|(id, w, r, t)| drawer(id, w, r, t))
+        .collect();
     let vectors = unit_vectors(14, 3, DIM);
     s.upsert(&drawers, &vectors).await.unwrap();
     let got = s.get(&["u1".into(), "u2".into()]).await.unwrap();
     assert_eq!(got, drawers[..2].to_vec());
     assert_eq!(s.count(&DrawerFilter::wing("项目")).await.unwrap(), 2);
     assert_eq!(s.count(&DrawerFilter::room("认证")).await.unwrap(), 2);
-    let hits = s.query(&vectors[1], &DrawerFilter::wing("项目").with_room("🚀 launch"), 5).await.unwrap();
+    let hits = s
+        .query(
+            &vectors[1],
+            &DrawerFilter::wing("项目").with_room("🚀 launch"),
+            5,
+        )
+        .await
+        .unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].drawer, drawers[1]);
 }
@@ -250,7 +393,15 @@ pub async fn unicode_text_and_names<F: StoreFactory + ?Sized>(factory: &F, _: Ra
 pub async fn hostile_filter_values_are_literal<F: StoreFactory + ?Sized>(factory: &F, _: Ranking) {
     let fx = factory.create(DIM).await;
     let s = &fx.store;
-    let names = ["o'brien", "x\" OR 1=1", "x' OR '1'='1", "a\\'b", "%", "_", "semi; DROP TABLE t; --"];
+    let names = [
+        "o'brien",
+        "x\" OR 1=1",
+        "x' OR '1'='1",
+        "a\\'b",
+        "%",
+        "_",
+        "semi; DROP TABLE t; --",
+    ];
     let drawers: Vec<_> = names
         .iter()
         .enumerate()
@@ -259,9 +410,16 @@ pub async fn hostile_filter_values_are_literal<F: StoreFactory + ?Sized>(factory
     let vectors = unit_vectors(15, names.len(), DIM);
     s.upsert(&drawers, &vectors).await.unwrap();
     for (i, n) in names.iter().enumerate() {
-        for filter in [DrawerFilter::wing(*n), DrawerFilter::room(*n), DrawerFilter::wing(*n).with_room(*n)] {
+        for filter in [
+            DrawerFilter::wing(*n),
+            DrawerFilter::room(*n),
+            DrawerFilter::wing(*n).with_room(*n),
+        ] {
             assert_eq!(s.count(&filter).await.unwrap(), 1, "count {filter:?}");
-            let hits = s.query(&vectors[(i + 1) % names.len()], &filter, 10).await.unwrap();
+            let hits = s
+                .query(&vectors[(i + 1) % names.len()], &filter, 10)
+                .await
+                .unwrap();
             assert_eq!(hits.len(), 1, "query {filter:?}");
             assert_eq!(hits[0].drawer.id, format!("h{i}"));
             let listed = s.list(&filter, Page::first(10)).await.unwrap();
@@ -269,7 +427,11 @@ pub async fn hostile_filter_values_are_literal<F: StoreFactory + ?Sized>(factory
         }
     }
     assert_eq!(s.count(&DrawerFilter::wing("x")).await.unwrap(), 0);
-    assert_eq!(s.count(&DrawerFilter::all()).await.unwrap(), names.len() as u64, "nothing was dropped or changed");
+    assert_eq!(
+        s.count(&DrawerFilter::all()).await.unwrap(),
+        names.len() as u64,
+        "nothing was dropped or changed"
+    );
 }
 
 /// Many tasks upserting at once lose nothing.
@@ -282,7 +444,10 @@ pub async fn concurrent_upserts_all_land<F: StoreFactory + ?Sized>(factory: &F, 
     for t in 0..6 {
         let store = Arc::clone(&store);
         let mine: Vec<_> = (t * 20..(t + 1) * 20).collect();
-        let (d, v): (Vec<_>, Vec<_>) = mine.iter().map(|i| (drawers[*i].clone(), vectors[*i].clone())).unzip();
+        let (d, v): (Vec<_>, Vec<_>) = mine
+            .iter()
+            .map(|i| (drawers[*i].clone(), vectors[*i].clone()))
+            .unzip();
         tasks.push(tokio::spawn(async move {
             for (dd, vv) in d.chunks(4).zip(v.chunks(4)) {
                 store.upsert(dd, vv).await.unwrap();
@@ -300,8 +465,19 @@ pub async fn concurrent_upserts_all_land<F: StoreFactory + ?Sized>(factory: &F, 
 /// Asking for more results than exist returns all of them.
 pub async fn limit_larger_than_store<F: StoreFactory + ?Sized>(factory: &F, _: Ranking) {
     let (fx, _, vectors) = loaded(factory, 9).await;
-    let hits = fx.store.query(&vectors[0], &DrawerFilter::all(), 50).await.unwrap();
+    let hits = fx
+        .store
+        .query(&vectors[0], &DrawerFilter::all(), 50)
+        .await
+        .unwrap();
     assert_eq!(hits.len(), 9);
     assert_eq!(hits[0].drawer.id, "d00000");
-    assert_eq!(fx.store.list(&DrawerFilter::all(), Page::first(50)).await.unwrap().len(), 9);
+    assert_eq!(
+        fx.store
+            .list(&DrawerFilter::all(), Page::first(50))
+            .await
+            .unwrap()
+            .len(),
+        9
+    );
 }

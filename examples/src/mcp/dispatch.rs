@@ -27,14 +27,24 @@ pub async fn dispatch(palace: &Palace, call: ToolCall) -> Result<Value> {
         ToolCall::GetAaakSpec => Ok(json!({ "aaak_spec": AAAK_SPEC })),
         ToolCall::Search(a) => to_value(
             palace
-                .search(&a.query, a.wing.as_deref(), a.room.as_deref(), a.limit as usize)
+                .search(
+                    &a.query,
+                    a.wing.as_deref(),
+                    a.room.as_deref(),
+                    a.limit as usize,
+                )
                 .await?,
         ),
-        ToolCall::CheckDuplicate(a) => to_value(palace.check_duplicate(&a.content, a.threshold).await?),
+        ToolCall::CheckDuplicate(a) => {
+            to_value(palace.check_duplicate(&a.content, a.threshold).await?)
+        }
         ToolCall::AddDrawer(a) => {
             let mut d = NewDrawer::new(a.wing, a.room, a.content);
             d.source_file = a.source_file;
-            d.added_by = a.added_by.as_deref().map_or(AddedBy::Mcp, AddedBy::parse_lenient);
+            d.added_by = a
+                .added_by
+                .as_deref()
+                .map_or(AddedBy::Mcp, AddedBy::parse_lenient);
             to_value(palace.add_drawer(d).await?)
         }
         ToolCall::GetDrawer(a) => to_value(palace.get_drawer(&a.drawer_id).await?),
@@ -43,7 +53,10 @@ pub async fn dispatch(palace: &Palace, call: ToolCall) -> Result<Value> {
                 .list_drawers(
                     a.wing.as_deref(),
                     a.room.as_deref(),
-                    Page { offset: a.offset as usize, limit: a.limit as usize },
+                    Page {
+                        offset: a.offset as usize,
+                        limit: a.limit as usize,
+                    },
                 )
                 .await?,
         ),
@@ -80,11 +93,23 @@ pub async fn dispatch(palace: &Palace, call: ToolCall) -> Result<Value> {
         ),
         ToolCall::KgTimeline(a) => to_value(
             palace
-                .kg_timeline(a.entity.as_deref(), Page { offset: a.offset as usize, limit: a.limit as usize })
+                .kg_timeline(
+                    a.entity.as_deref(),
+                    Page {
+                        offset: a.offset as usize,
+                        limit: a.limit as usize,
+                    },
+                )
                 .await?,
         ),
         ToolCall::KgStats => to_value(palace.kg_stats().await?),
-        ToolCall::DiaryWrite(a) => to_value(palace.diary_write(&a.agent_name, &a.entry, a.topic.as_deref()).await?),
-        ToolCall::DiaryRead(a) => to_value(palace.diary_read(&a.agent_name, a.last_n as usize).await?),
+        ToolCall::DiaryWrite(a) => to_value(
+            palace
+                .diary_write(&a.agent_name, &a.entry, a.topic.as_deref())
+                .await?,
+        ),
+        ToolCall::DiaryRead(a) => {
+            to_value(palace.diary_read(&a.agent_name, a.last_n as usize).await?)
+        }
     }
 }

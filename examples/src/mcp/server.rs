@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use mempalace_core::reports::NoPalaceReport;
-use mempalace_core::{Palace, PalaceError, PALACE_PROTOCOL};
+use mempalace_core::{PALACE_PROTOCOL, Palace, PalaceError};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -31,9 +31,15 @@ impl MemPalaceServer {
     }
 
     /// Parses and runs one call; the JSON result, or the error to answer.
-    pub async fn call(&self, name: &str, arguments: Option<serde_json::Map<String, serde_json::Value>>) -> Result<serde_json::Value, McpError> {
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<serde_json::Value, McpError> {
         let call = ToolCall::parse(name, arguments).map_err(|e| match &e {
-            ToolCallError::UnknownTool(_) | ToolCallError::BadArguments { .. } => McpError::invalid_params(e.to_string(), None),
+            ToolCallError::UnknownTool(_) | ToolCallError::BadArguments { .. } => {
+                McpError::invalid_params(e.to_string(), None)
+            }
         })?;
         let is_write = call.is_write();
         match dispatch(&self.palace, call).await {
@@ -78,7 +84,10 @@ impl ServerHandler for MemPalaceServer {
 /// Serves `palace` over stdin/stdout until the client disconnects. `on_ready` runs once the
 /// client's `initialize` has been answered (start loading the model there). Lines that are
 /// not JSON are answered with a parse error by [`super::stdio_guard`].
-pub async fn serve_stdio(palace: Arc<Palace>, on_ready: impl FnOnce() + Send) -> anyhow::Result<()> {
+pub async fn serve_stdio(
+    palace: Arc<Palace>,
+    on_ready: impl FnOnce() + Send,
+) -> anyhow::Result<()> {
     let (server_side, proxy_side) = tokio::io::duplex(1 << 20);
     let (from_server, to_server) = tokio::io::split(proxy_side);
     let guard = tokio::spawn(super::stdio_guard::guard_lines(
@@ -88,7 +97,10 @@ pub async fn serve_stdio(palace: Arc<Palace>, on_ready: impl FnOnce() + Send) ->
         to_server,
     ));
     let (server_read, server_write) = tokio::io::split(server_side);
-    match MemPalaceServer::new(palace).serve((server_read, server_write)).await {
+    match MemPalaceServer::new(palace)
+        .serve((server_read, server_write))
+        .await
+    {
         Ok(service) => {
             on_ready();
             service.waiting().await?;

@@ -20,13 +20,22 @@ pub fn parse_error_response(detail: &str) -> String {
 
 /// Reads one line of at most `max` bytes (without the newline); `Ok(None)` at end of input.
 /// A longer line is consumed to its end and reported as `Err(len)`.
-async fn read_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>, max: usize) -> std::io::Result<Option<Result<Vec<u8>, usize>>> {
+async fn read_line<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    max: usize,
+) -> std::io::Result<Option<Result<Vec<u8>, usize>>> {
     let mut line = Vec::new();
     let mut total = 0usize;
     loop {
         let buf = reader.fill_buf().await?;
         if buf.is_empty() {
-            return Ok(if total == 0 { None } else if total > max { Some(Err(total)) } else { Some(Ok(line)) });
+            return Ok(if total == 0 {
+                None
+            } else if total > max {
+                Some(Err(total))
+            } else {
+                Some(Ok(line))
+            });
         }
         let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
             Some(i) => (&buf[..i], Some(i + 1)),
@@ -48,7 +57,12 @@ async fn read_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>, max: usize) 
 
 /// Proxies `input` → `to_server` (valid JSON lines only) and `from_server` → `output`,
 /// answering unparseable lines itself. Returns when input ends and the server has finished.
-pub async fn guard_lines<I, O, SR, SW>(input: I, output: O, from_server: SR, mut to_server: SW) -> std::io::Result<()>
+pub async fn guard_lines<I, O, SR, SW>(
+    input: I,
+    output: O,
+    from_server: SR,
+    mut to_server: SW,
+) -> std::io::Result<()>
 where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
@@ -78,7 +92,9 @@ where
     let mut reader = BufReader::with_capacity(1 << 16, input);
     while let Some(line) = read_line(&mut reader, MAX_LINE_BYTES).await? {
         let answer = match line {
-            Err(len) => Some(parse_error_response(&format!("request line of {len} bytes exceeds {MAX_LINE_BYTES}"))),
+            Err(len) => Some(parse_error_response(&format!(
+                "request line of {len} bytes exceeds {MAX_LINE_BYTES}"
+            ))),
             Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => None,
             Ok(bytes) => match serde_json::from_slice::<serde_json::de::IgnoredAny>(&bytes) {
                 Ok(_) => {
@@ -120,13 +136,22 @@ mod tests {
         let (out_w, mut out_r) = tokio::io::duplex(1 << 16);
         let collector = tokio::spawn(async move {
             let mut v = Vec::new();
-            tokio::io::AsyncReadExt::read_to_end(&mut out_r, &mut v).await.unwrap();
+            tokio::io::AsyncReadExt::read_to_end(&mut out_r, &mut v)
+                .await
+                .unwrap();
             v
         });
-        guard_lines(std::io::Cursor::new(input), out_w, from_server, to_server).await.unwrap();
+        guard_lines(std::io::Cursor::new(input), out_w, from_server, to_server)
+            .await
+            .unwrap();
         let mut forwarded = String::new();
-        tokio::io::AsyncReadExt::read_to_string(&mut server_read, &mut forwarded).await.unwrap();
-        assert_eq!(forwarded, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+        tokio::io::AsyncReadExt::read_to_string(&mut server_read, &mut forwarded)
+            .await
+            .unwrap();
+        assert_eq!(
+            forwarded,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n"
+        );
         let answered = String::from_utf8(collector.await.unwrap()).unwrap();
         let lines: Vec<&str> = answered.lines().collect();
         assert_eq!(lines.len(), 2, "{answered}");

@@ -64,16 +64,24 @@ pub enum ToolCallError {
     },
 }
 
-fn args<T: DeserializeOwned>(tool: &str, arguments: Option<Map<String, Value>>) -> Result<T, ToolCallError> {
-    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|e| ToolCallError::BadArguments {
-        tool: tool.to_string(),
-        message: e.to_string(),
+fn args<T: DeserializeOwned>(
+    tool: &str,
+    arguments: Option<Map<String, Value>>,
+) -> Result<T, ToolCallError> {
+    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|e| {
+        ToolCallError::BadArguments {
+            tool: tool.to_string(),
+            message: e.to_string(),
+        }
     })
 }
 
 impl ToolCall {
     /// Parses a call of tool `name` with `arguments` (absent arguments count as `{}`).
-    pub fn parse(name: &str, arguments: Option<Map<String, Value>>) -> Result<ToolCall, ToolCallError> {
+    pub fn parse(
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<ToolCall, ToolCallError> {
         let a = arguments;
         Ok(match name {
             "mempalace_status" => {
@@ -110,7 +118,11 @@ impl ToolCall {
             }
             "mempalace_diary_write" => ToolCall::DiaryWrite(args(name, a)?),
             "mempalace_diary_read" => ToolCall::DiaryRead(args(name, a)?),
-            other => return Err(ToolCallError::UnknownTool(other.chars().take(200).collect())),
+            other => {
+                return Err(ToolCallError::UnknownTool(
+                    other.chars().take(200).collect(),
+                ));
+            }
         })
     }
 
@@ -143,13 +155,27 @@ mod tests {
             ToolCall::Search(s) => assert_eq!((s.limit, s.wing), (5, None)),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(ToolCall::parse("mempalace_status", None), Ok(ToolCall::Status)));
-        for bad in [json!({}), json!({"query": 5}), json!({"query": "q", "limit": -1}), json!({"query": "q", "limit": 1e20})] {
-            assert!(matches!(
-                ToolCall::parse("mempalace_search", obj(bad.clone())),
-                Err(ToolCallError::BadArguments { .. })
-            ), "{bad}");
+        assert!(matches!(
+            ToolCall::parse("mempalace_status", None),
+            Ok(ToolCall::Status)
+        ));
+        for bad in [
+            json!({}),
+            json!({"query": 5}),
+            json!({"query": "q", "limit": -1}),
+            json!({"query": "q", "limit": 1e20}),
+        ] {
+            assert!(
+                matches!(
+                    ToolCall::parse("mempalace_search", obj(bad.clone())),
+                    Err(ToolCallError::BadArguments { .. })
+                ),
+                "{bad}"
+            );
         }
-        assert!(matches!(ToolCall::parse("nope", None), Err(ToolCallError::UnknownTool(_))));
+        assert!(matches!(
+            ToolCall::parse("nope", None),
+            Err(ToolCallError::UnknownTool(_))
+        ));
     }
 }

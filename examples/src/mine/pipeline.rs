@@ -112,14 +112,24 @@ fn file_chunks(file: &ProjectFile, opts: &MineOptions, filed_at: &str) -> Option
 }
 
 /// The file's drawers already in the palace: id → text.
-async fn existing_chunks(palace: &Palace, wing: &str, source: &str) -> Result<HashMap<String, String>> {
+async fn existing_chunks(
+    palace: &Palace,
+    wing: &str,
+    source: &str,
+) -> Result<HashMap<String, String>> {
     let filter = DrawerFilter::wing(wing).with_source_file(source);
     let mut out = HashMap::new();
     let page = 1000;
     loop {
         let got = palace
             .store()
-            .list(&filter, Page { offset: out.len(), limit: page })
+            .list(
+                &filter,
+                Page {
+                    offset: out.len(),
+                    limit: page,
+                },
+            )
             .await?;
         let n = got.len();
         out.extend(got.into_iter().map(|d| (d.id, d.text)));
@@ -131,12 +141,18 @@ async fn existing_chunks(palace: &Palace, wing: &str, source: &str) -> Result<Ha
 
 /// Mines `project` into `palace`. Ctrl-C (or `cancel`) stops it after the batches in flight,
 /// leaving every written batch complete.
-pub async fn mine_project(palace: Arc<Palace>, project: &Path, opts: MineOptions, cancel: Arc<AtomicBool>) -> Result<MineReport> {
+pub async fn mine_project(
+    palace: Arc<Palace>,
+    project: &Path,
+    opts: MineOptions,
+    cancel: Arc<AtomicBool>,
+) -> Result<MineReport> {
     let started = Instant::now();
     palace.init().await.context("creating the palace")?;
     let root = project.to_path_buf();
     let max = opts.max_file_bytes;
-    let (files, walk_skipped) = tokio::task::spawn_blocking(move || project_files(&root, max)).await?;
+    let (files, walk_skipped) =
+        tokio::task::spawn_blocking(move || project_files(&root, max)).await?;
     let mut report = MineReport {
         files_found: files.len() as u64,
         files_skipped: walk_skipped as u64,
@@ -154,7 +170,10 @@ pub async fn mine_project(palace: Arc<Palace>, project: &Path, opts: MineOptions
                 if cancel.load(Ordering::Relaxed) {
                     break;
                 }
-                if chunk_tx.blocking_send(file_chunks(f, &opts, &filed_at)).is_err() {
+                if chunk_tx
+                    .blocking_send(file_chunks(f, &opts, &filed_at))
+                    .is_err()
+                {
                     break;
                 }
             }
@@ -167,7 +186,11 @@ pub async fn mine_project(palace: Arc<Palace>, project: &Path, opts: MineOptions
         let (palace, opts) = (Arc::clone(&palace), Arc::clone(&opts));
         tokio::spawn(async move {
             let (mut unchanged, mut skipped, mut mined) = (0u64, 0u64, 0u64);
-            let mut batch = Batch { drawers: Vec::new(), stale: Vec::new(), files_done: 0 };
+            let mut batch = Batch {
+                drawers: Vec::new(),
+                stale: Vec::new(),
+                files_done: 0,
+            };
             while let Some(item) = chunk_rx.recv().await {
                 let Some(file) = item else {
                     skipped += 1;
@@ -177,7 +200,10 @@ pub async fn mine_project(palace: Arc<Palace>, project: &Path, opts: MineOptions
                 let source = file.source.to_string_lossy().into_owned();
                 let existing = existing_chunks(&palace, &opts.wing, &source).await?;
                 let same = existing.len() == file.drawers.len()
-                    && file.drawers.iter().all(|d| existing.get(&d.id) == Some(&d.text));
+                    && file
+                        .drawers
+                        .iter()
+                        .all(|d| existing.get(&d.id) == Some(&d.text));
                 batch.files_done += 1;
                 if same && !file.drawers.is_empty() {
                     unchanged += 1;
@@ -189,11 +215,23 @@ pub async fn mine_project(palace: Arc<Palace>, project: &Path, opts: MineOptions
                     mined += 1;
                 }
                 let new_ids: HashSet<&str> = file.drawers.iter().map(|d| d.id.as_str()).collect();
-                batch.stale.extend(existing.keys().filter(|id| !new_ids.contains(id.as_str())).cloned());
+                batch.stale.extend(
+                    existing
+                        .keys()
+                        .filter(|id| !new_ids.contains(id.as_str()))
+                        .cloned(),
+                );
                 batch.drawers.extend(file.drawers);
                 while batch.drawers.len() >= opts.batch_size {
                     let rest = batch.drawers.split_off(opts.batch_size);
-                    let full = std::mem::replace(&mut batch, Batch { drawers: rest, stale: Vec::new(), files_done: 0 });
+                    let full = std::mem::replace(
+                        &mut batch,
+                        Batch {
+                            drawers: rest,
+                            stale: Vec::new(),
+                            files_done: 0,
+                        },
+                    );
                     if batch_tx.send(full).await.is_err() {
                         return Ok((unchanged, skipped, mined));
                     }
@@ -215,7 +253,11 @@ pub async fn mine_project(palace: Arc<Palace>, project: &Path, opts: MineOptions
             while let Some(batch) = batch_rx.recv().await {
                 let texts: Vec<String> = batch.drawers.iter().map(|d| d.text.clone()).collect();
                 let t = Instant::now();
-                let vectors = if texts.is_empty() { Vec::new() } else { palace.embedder().embed(&texts).await? };
+                let vectors = if texts.is_empty() {
+                    Vec::new()
+                } else {
+                    palace.embedder().embed(&texts).await?
+                };
                 spent += t.elapsed();
                 if embedded_tx.send((batch, vectors)).await.is_err() {
                     break;
@@ -231,7 +273,10 @@ pub async fn mine_project(palace: Arc<Palace>, project: &Path, opts: MineOptions
     let mut store_result = Ok(());
     while let Some((batch, vectors)) = embedded_rx.recv().await {
         let t = Instant::now();
-        if let Err(e) = palace.file_mined(&batch.drawers, &vectors, &batch.stale).await {
+        if let Err(e) = palace
+            .file_mined(&batch.drawers, &vectors, &batch.stale)
+            .await
+        {
             store_result = Err(e);
             break;
         }

@@ -20,11 +20,14 @@ impl MineProgress {
     /// A reporter for `total_files` files; `quiet` silences it.
     pub fn new(total_files: u64, quiet: bool) -> Self {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-            let bar = ProgressBar::with_draw_target(Some(total_files), ProgressDrawTarget::stderr());
+            let bar =
+                ProgressBar::with_draw_target(Some(total_files), ProgressDrawTarget::stderr());
             bar.set_style(
-                ProgressStyle::with_template("{spinner} mining [{bar:30}] {pos}/{len} files  {msg}  {elapsed_precise}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> "),
+                ProgressStyle::with_template(
+                    "{spinner} mining [{bar:30}] {pos}/{len} files  {msg}  {elapsed_precise}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
             );
             bar
         });

@@ -9,17 +9,81 @@ use crate::project_config::PROJECT_CONFIG_FILE;
 
 /// Folders never mined (build output, dependencies, caches, VCS).
 pub const SKIPPED_DIRS: &[&str] = &[
-    ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", "env", "dist", "build",
-    "target", "vendor", "third_party", ".next", ".nuxt", "coverage", ".mempalace", ".idea", ".vscode",
-    ".tox", ".mypy_cache", ".pytest_cache", ".cargo", "out", "bin", "obj",
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    "venv",
+    "env",
+    "dist",
+    "build",
+    "target",
+    "vendor",
+    "third_party",
+    ".next",
+    ".nuxt",
+    "coverage",
+    ".mempalace",
+    ".idea",
+    ".vscode",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".cargo",
+    "out",
+    "bin",
+    "obj",
 ];
 
 /// Extensions of files that are never text.
 const BINARY_EXTENSIONS: &[&str] = &[
-    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "pdf", "zip", "gz", "tgz", "bz2", "xz", "7z", "tar",
-    "exe", "dll", "so", "dylib", "a", "o", "rlib", "class", "jar", "wasm", "pyc", "bin", "dat", "db",
-    "sqlite", "sqlite3", "lance", "safetensors", "onnx", "pt", "mp3", "mp4", "wav", "mov", "woff", "woff2",
-    "ttf", "otf", "eot", "lock",
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "bmp",
+    "ico",
+    "webp",
+    "pdf",
+    "zip",
+    "gz",
+    "tgz",
+    "bz2",
+    "xz",
+    "7z",
+    "tar",
+    "exe",
+    "dll",
+    "so",
+    "dylib",
+    "a",
+    "o",
+    "rlib",
+    "class",
+    "jar",
+    "wasm",
+    "pyc",
+    "bin",
+    "dat",
+    "db",
+    "sqlite",
+    "sqlite3",
+    "lance",
+    "safetensors",
+    "onnx",
+    "pt",
+    "mp3",
+    "mp4",
+    "wav",
+    "mov",
+    "woff",
+    "woff2",
+    "ttf",
+    "otf",
+    "eot",
+    "lock",
 ];
 
 /// Largest file mined by default, in bytes.
@@ -65,11 +129,14 @@ pub fn project_files(root: &Path, max_file_bytes: u64) -> (Vec<ProjectFile>, usi
         .follow_links(false)
         .sort_by_file_path(|a, b| a.cmp(b))
         .filter_entry(|e| {
-            !(e.file_type().is_some_and(|t| t.is_dir()) && is_skipped_dir(&e.file_name().to_string_lossy()))
+            !(e.file_type().is_some_and(|t| t.is_dir())
+                && is_skipped_dir(&e.file_name().to_string_lossy()))
         })
         .build();
     for entry in walker.flatten() {
-        let Some(kind) = entry.file_type() else { continue };
+        let Some(kind) = entry.file_type() else {
+            continue;
+        };
         if kind.is_symlink() {
             // Symlinks are not followed: a target inside the tree is mined at its real path,
             // one outside the tree is not part of the project.
@@ -80,7 +147,10 @@ pub fn project_files(root: &Path, max_file_bytes: u64) -> (Vec<ProjectFile>, usi
             continue;
         }
         let path = entry.path().to_path_buf();
-        let too_big = entry.metadata().map(|m| m.len() > max_file_bytes).unwrap_or(true);
+        let too_big = entry
+            .metadata()
+            .map(|m| m.len() > max_file_bytes)
+            .unwrap_or(true);
         if too_big || has_binary_extension(&path) {
             skipped += 1;
             continue;

@@ -1,0 +1,91 @@
+//! Embedding speed of all-MiniLM-L6-v2 on this machine, printed as a table: sentences per
+//! second for short (~12 words) and paragraph (~120 words) texts at batch sizes 1, 16 and 64,
+//! plus model load time and resident memory.
+//! Run: `cargo bench -p mempalace-embed-candle --profile dev --bench embed`.
+
+use std::time::Instant;
+
+use mempalace_embed_candle::MiniLmEmbedder;
+
+fn rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .map(|l| l.to_string())
+        })
+        .and_then(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn texts(words: usize, n: usize) -> Vec<String> {
+    const VOCAB: &[&str] = &[
+        "memory",
+        "palace",
+        "agent",
+        "drawer",
+        "search",
+        "meaning",
+        "project",
+        "decision",
+        "webhook",
+        "billing",
+        "authentication",
+        "moved",
+        "because",
+        "pricing",
+        "team",
+        "weekly",
+        "release",
+        "notes",
+        "database",
+        "migration",
+    ];
+    (0..n)
+        .map(|i| {
+            (0..words)
+                .map(|w| VOCAB[(i * 7 + w * 3 + w * w) % VOCAB.len()])
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let before = rss_mib();
+    let t = Instant::now();
+    let model = MiniLmEmbedder::load_resolved(None).expect("run scripts/fetch-model.sh first");
+    let load = t.elapsed();
+    let _ = model.embed_blocking(&texts(12, 4)).unwrap();
+    println!("| measure | value |\n| --- | --- |");
+    println!("| model load | {:.0} ms |", load.as_secs_f64() * 1e3);
+    println!(
+        "| resident memory after load + warm-up | {:.0} MiB (+{:.0} MiB) |",
+        rss_mib(),
+        rss_mib() - before
+    );
+    println!();
+    println!("| texts | batch size | sentences/s |\n| --- | --- | --- |");
+    for (label, words, n) in [
+        ("short (~12 words)", 12usize, 256usize),
+        ("paragraph (~120 words)", 120, 128),
+    ] {
+        let input = texts(words, n);
+        for batch in [1usize, 16, 64] {
+            let m = model.clone().with_batch_size(batch);
+            let t = Instant::now();
+            let out = m.embed_blocking(&input).unwrap();
+            let secs = t.elapsed().as_secs_f64();
+            assert_eq!(out.len(), n);
+            println!("| {label} | {batch} | {:.1} |", n as f64 / secs);
+        }
+    }
+}
