@@ -207,7 +207,7 @@ impl LanceStore {
     /// in the background (one run at a time).
     fn after_write(&self) {
         let n = self.shared.writes.fetch_add(1, Ordering::Relaxed) + 1;
-        if n % WRITES_PER_MAINTENANCE_CHECK != 0 {
+        if !n.is_multiple_of(WRITES_PER_MAINTENANCE_CHECK) {
             return;
         }
         let this = self.clone();
