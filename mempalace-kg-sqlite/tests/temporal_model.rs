@@ -241,12 +241,12 @@ proptest! {
                 let ok = apply(&kg, op).await;
                 prop_assert_eq!(ok, expected_ok, "step {} {:?}", step, op);
             }
-            for s in 0..SUBJECTS.len() {
+            for (s, subject) in SUBJECTS.iter().enumerate() {
                 for as_of in std::iter::once(None).chain((0..DAYS + 10).map(Some)) {
                     prop_assert_eq!(
                         graph_valid_at(&kg, s, as_of).await,
                         model.valid_at(s, as_of),
-                        "subject {} as_of {:?} after {:?}", SUBJECTS[s], as_of, ops
+                        "subject {} as_of {:?} after {:?}", subject, as_of, ops
                     );
                 }
             }

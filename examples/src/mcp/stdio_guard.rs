@@ -96,7 +96,7 @@ where
                 "request line of {len} bytes exceeds {MAX_LINE_BYTES}"
             ))),
             Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => None,
-            Ok(bytes) => match serde_json::from_slice::<serde_json::de::IgnoredAny>(&bytes) {
+            Ok(bytes) => match serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
                 Ok(_) => {
                     to_server.write_all(&bytes).await?;
                     to_server.write_all(b"\n").await?;
@@ -132,7 +132,6 @@ mod tests {
         let (from_server, to_server) = tokio::io::split(proxy_side);
         let (mut server_read, server_write) = tokio::io::split(server_side);
         drop(server_write); // the fake server says nothing
-        let out = std::sync::Arc::new(tokio::sync::Mutex::new(Vec::new()));
         let (out_w, mut out_r) = tokio::io::duplex(1 << 16);
         let collector = tokio::spawn(async move {
             let mut v = Vec::new();
@@ -160,6 +159,5 @@ mod tests {
             assert_eq!(v["error"]["code"], -32700);
             assert!(v["id"].is_null());
         }
-        drop(out);
     }
 }
