@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout, Command};
@@ -145,4 +147,241 @@ async fn every_malformed_request_is_answered_and_the_server_survives() {
         exit.success(),
         "the server exits cleanly when its input closes"
     );
+}
+
+/// What a generated line must be answered with.
+enum Expect {
+    /// A parse error (-32700) with a null id.
+    ParseError,
+    /// An error with a null id (the line has no usable id) and this code.
+    ErrorWithoutId(i64),
+    /// An error with this id and this code.
+    Error(u64, i64),
+    /// Any answer (result or error) with this id.
+    AnyAnswer(u64),
+}
+
+/// A JSON value of a type other than string, so a required string argument never fits.
+fn wrong_type(rng: &mut StdRng) -> Value {
+    match rng.random_range(0..6) {
+        0 => Value::Null,
+        1 => json!(rng.random::<bool>()),
+        2 => json!(rng.random::<i64>()),
+        3 => json!(rng.random::<f64>() * 1e300),
+        4 => json!([1, "two", {"three": [3]}]),
+        _ => json!({"nested": {"deeper": ["x"]}}),
+    }
+}
+
+fn long_string(rng: &mut StdRng) -> String {
+    let unit = ["a", "é", "李", "🙂", "\"", "\\", "\u{0}", "\u{202e}"][rng.random_range(0..8)];
+    let n = if rng.random_bool(0.02) {
+        1_000_000
+    } else {
+        rng.random_range(1..20_000)
+    };
+    unit.repeat(n)
+}
+
+/// One generated request line and what it must get back.
+fn generated_line(rng: &mut StdRng, id: u64, tools: &[(String, Vec<String>)]) -> (String, Expect) {
+    let call = |name: &str, args: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}})
+            .to_string()
+    };
+    match rng.random_range(0..10) {
+        // Broken JSON: a strict prefix of a valid request.
+        0 => {
+            let full = call("mempalace_search", json!({"query": "where is the config"}));
+            let cut = rng.random_range(1..full.len());
+            (full[..cut].to_string(), Expect::ParseError)
+        }
+        // A lone surrogate escape inside a string.
+        1 => {
+            let escape = ["\\ud800", "\\udfff", "\\ud83d", "\\udc00x"][rng.random_range(0..4)];
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"mempalace_search","arguments":{{"query":"a{escape}b"}}}}}}"#
+                ),
+                Expect::ParseError,
+            )
+        }
+        // Deep nesting, far past any recursion limit.
+        2 => {
+            let depth = rng.random_range(200..20_000);
+            let args = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"mempalace_status","arguments":{args}}}}}"#
+                ),
+                Expect::ParseError,
+            )
+        }
+        // A tool with a required argument missing or of the wrong type.
+        3 | 4 => {
+            let with_required: Vec<&(String, Vec<String>)> =
+                tools.iter().filter(|(_, r)| !r.is_empty()).collect();
+            let (name, required) = with_required[rng.random_range(0..with_required.len())];
+            let mut args = serde_json::Map::new();
+            for field in required {
+                args.insert(field.clone(), json!("plausible value"));
+            }
+            let victim = &required[rng.random_range(0..required.len())];
+            if rng.random_bool(0.5) {
+                args.remove(victim);
+            } else {
+                args.insert(victim.clone(), wrong_type(rng));
+            }
+            (call(name, Value::Object(args)), Expect::Error(id, -32602))
+        }
+        // Negative, fractional and enormous limits.
+        5 => {
+            let limit = [json!(-1), json!(-1e9), json!(2.5), json!(1e30), json!(u64::MAX), json!("5")]
+                [rng.random_range(0..6)]
+                .clone();
+            let (name, field) = [
+                ("mempalace_search", "limit"),
+                ("mempalace_list_drawers", "limit"),
+                ("mempalace_kg_timeline", "offset"),
+                ("mempalace_diary_read", "last_n"),
+            ][rng.random_range(0..4)];
+            let mut args = json!({"query": "q", "agent_name": "a"});
+            args[field] = limit;
+            (call(name, args), Expect::Error(id, -32602))
+        }
+        // Unknown tools, some very long.
+        6 => {
+            let name = if rng.random_bool(0.2) {
+                long_string(rng)
+            } else {
+                format!("mempalace_{}", rng.random::<u32>())
+            };
+            (call(&name, json!({})), Expect::Error(id, -32602))
+        }
+        // Huge strings in read-only tools: answered either way.
+        7 => {
+            let text = long_string(rng);
+            let (name, args) = [
+                ("mempalace_search", json!({"query": text, "wing": "w"})),
+                ("mempalace_check_duplicate", json!({"content": text})),
+                ("mempalace_kg_query", json!({"entity": text})),
+                ("mempalace_get_drawer", json!({"drawer_id": text})),
+            ][rng.random_range(0..4)]
+            .clone();
+            (call(name, args), Expect::AnyAnswer(id))
+        }
+        // Not a request object, or params of the wrong shape.
+        8 => match rng.random_range(0..4) {
+            0 => (json!([1, 2, 3]).to_string(), Expect::ErrorWithoutId(-32600)),
+            1 => (json!("just a string").to_string(), Expect::ErrorWithoutId(-32600)),
+            2 => (
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": 5}).to_string(),
+                Expect::Error(id, -32602),
+            ),
+            _ => (
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": ["x"]}})
+                    .to_string(),
+                Expect::Error(id, -32602),
+            ),
+        },
+        // Unknown methods.
+        _ => (
+            json!({"jsonrpc": "2.0", "id": id, "method": format!("palace/{}", rng.random::<u16>()), "params": {}})
+                .to_string(),
+            Expect::AnyAnswer(id),
+        ),
+    }
+}
+
+/// The parts of the palace a refused request must not change.
+async fn palace_state(s: &mut Server, id: u64) -> (Value, Value) {
+    let status = s.request(id, "mempalace_status", json!({})).await;
+    let status: Value =
+        serde_json::from_str(status["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let stats = s.request(id + 1, "mempalace_kg_stats", json!({})).await;
+    let stats: Value =
+        serde_json::from_str(stats["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    (
+        json!([status["total_drawers"], status["wings"], status["rooms"]]),
+        stats,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thousands_of_generated_bad_requests_are_answered_and_change_nothing() {
+    const REQUESTS: u64 = 3_000;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Server::start(&dir.path().join("palace")).await;
+    let filed = s
+        .request(
+            1,
+            "mempalace_add_drawer",
+            json!({"wing": "w", "room": "r", "content": "The staging database is rebuilt every Sunday night."}),
+        )
+        .await;
+    assert!(filed["result"].is_object(), "{filed}");
+    let kg = s
+        .request(
+            2,
+            "mempalace_kg_add",
+            json!({"subject": "Clerk", "predicate": "replaces", "object": "Auth0"}),
+        )
+        .await;
+    assert!(kg["result"].is_object(), "{kg}");
+    let before = palace_state(&mut s, 3).await;
+
+    let tools: Vec<(String, Vec<String>)> = mempalace_cli::mcp::tool_catalog::tools()
+        .into_iter()
+        .map(|t| {
+            let required = t
+                .input_schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map_or_else(Vec::new, |r| {
+                    r.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                });
+            (t.name.to_string(), required)
+        })
+        .collect();
+    let mut rng = StdRng::seed_from_u64(0x6d656d70);
+    let mut answered = 0u64;
+    for id in 10..10 + REQUESTS {
+        let (line, expect) = generated_line(&mut rng, id, &tools);
+        s.send_line(&line).await;
+        let v = s.next().await;
+        let shown: String = line.chars().take(300).collect();
+        match expect {
+            Expect::ParseError => {
+                assert!(v["id"].is_null(), "{shown} → {v}");
+                assert_eq!(v["error"]["code"], -32700, "{shown} → {v}");
+            }
+            Expect::ErrorWithoutId(code) => {
+                assert!(v["id"].is_null(), "{shown} → {v}");
+                assert_eq!(v["error"]["code"], code, "{shown} → {v}");
+            }
+            Expect::Error(want, code) => {
+                assert_eq!(v["id"], want, "{shown} → {v}");
+                assert_eq!(v["error"]["code"], code, "{shown} → {v}");
+            }
+            Expect::AnyAnswer(want) => {
+                assert_eq!(v["id"], want, "{shown} → {v}");
+                assert!(v["result"].is_object() || v["error"].is_object(), "{v}");
+            }
+        }
+        answered += 1;
+    }
+    assert_eq!(answered, REQUESTS);
+    assert_eq!(
+        palace_state(&mut s, 5).await,
+        before,
+        "the palace is unchanged"
+    );
+    drop(s.stdin);
+    let exit = tokio::time::timeout(Duration::from_secs(30), s.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(exit.success());
 }

@@ -1,7 +1,9 @@
 //! A guard in front of the JSON-RPC transport: every stdin line that is not JSON gets a
-//! JSON-RPC parse error (-32700) instead of being silently dropped, oversized lines are refused
+//! JSON-RPC error (-32700 not JSON, -32600 not a request, -32602 malformed parameters) instead
+//! of being silently dropped by the decoder, oversized lines are refused
 //! the same way, and only one task ever writes to stdout, so answers never interleave.
 
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, JsonRpcRequest};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -16,6 +18,109 @@ pub fn parse_error_response(detail: &str) -> String {
         "error": {"code": -32700, "message": format!("Parse error: {detail}")}
     })
     .to_string()
+}
+
+/// The response to a JSON value that is not a message the server understands.
+fn error_response(id: serde_json::Value, code: i32, message: String) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": message}
+    })
+    .to_string()
+}
+
+/// Request methods of the MCP specification a client may send.
+const STANDARD_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+    "logging/setLevel",
+];
+
+/// What to do with one request line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LineVerdict {
+    /// A JSON-RPC message the MCP server decodes: pass it on.
+    Forward,
+    /// A notification the server would not understand: notifications get no answer.
+    Ignore,
+    /// Answer this error response here (the server would drop the line unanswered).
+    Answer(String),
+}
+
+/// Judges one line the way the server's decoder would: what it decodes goes through, anything
+/// else is answered with the JSON-RPC error it deserves (-32700 not JSON, -32600 not a request,
+/// for example a batch, -32602 a known method with parameters of the wrong shape).
+pub fn judge_line(bytes: &[u8]) -> LineVerdict {
+    let value = match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(v) => v,
+        Err(e) => return LineVerdict::Answer(parse_error_response(&e.to_string())),
+    };
+    let decode_error = match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
+        // A standard method whose params did not fit decodes as a custom request, which the
+        // server would answer "method not found": it is a params error.
+        Ok(JsonRpcMessage::Request(JsonRpcRequest {
+            id,
+            request: ClientRequest::CustomRequest(custom),
+            ..
+        })) if STANDARD_METHODS.contains(&custom.method.as_str()) => {
+            return LineVerdict::Answer(error_response(
+                serde_json::to_value(&id).unwrap_or_default(),
+                -32602,
+                format!("Invalid params for {}", custom.method),
+            ));
+        }
+        Ok(_) => return LineVerdict::Forward,
+        Err(e) => e,
+    };
+    let Some(object) = value.as_object() else {
+        let what = if value.is_array() {
+            "batch requests are not supported".to_string()
+        } else {
+            format!("a request is a JSON object, not {value}")
+                .chars()
+                .take(200)
+                .collect()
+        };
+        return LineVerdict::Answer(error_response(
+            serde_json::Value::Null,
+            -32600,
+            format!("Invalid Request: {what}"),
+        ));
+    };
+    let id = match object.get("id") {
+        Some(id @ (serde_json::Value::String(_) | serde_json::Value::Number(_))) => id.clone(),
+        Some(_) => serde_json::Value::Null,
+        None if object.contains_key("method") => return LineVerdict::Ignore,
+        None => serde_json::Value::Null,
+    };
+    let detail: String = decode_error.to_string().chars().take(300).collect();
+    let well_formed = object.get("jsonrpc").and_then(|v| v.as_str()) == Some("2.0")
+        && object.get("method").is_some_and(|m| m.is_string())
+        && !id.is_null();
+    if well_formed {
+        LineVerdict::Answer(error_response(
+            id,
+            -32602,
+            format!("Invalid params: {detail}"),
+        ))
+    } else {
+        LineVerdict::Answer(error_response(
+            id,
+            -32600,
+            format!("Invalid Request: {detail}"),
+        ))
+    }
 }
 
 /// Reads one line of at most `max` bytes (without the newline); `Ok(None)` at end of input.
@@ -96,14 +201,15 @@ where
                 "request line of {len} bytes exceeds {MAX_LINE_BYTES}"
             ))),
             Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => None,
-            Ok(bytes) => match serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
-                Ok(_) => {
+            Ok(bytes) => match judge_line(&bytes) {
+                LineVerdict::Forward => {
                     to_server.write_all(&bytes).await?;
                     to_server.write_all(b"\n").await?;
                     to_server.flush().await?;
                     None
                 }
-                Err(e) => Some(parse_error_response(&e.to_string())),
+                LineVerdict::Ignore => None,
+                LineVerdict::Answer(response) => Some(response),
             },
         };
         if let Some(a) = answer {
@@ -125,13 +231,64 @@ where
 mod tests {
     use super::*;
 
+    fn answer(line: &str) -> serde_json::Value {
+        match judge_line(line.as_bytes()) {
+            LineVerdict::Answer(a) => serde_json::from_str(&a).unwrap(),
+            other => panic!("{line} → {other:?}"),
+        }
+    }
+
+    #[test]
+    fn lines_are_judged_like_the_decoder_would() {
+        let ok = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mempalace_status"}}"#;
+        assert_eq!(judge_line(ok.as_bytes()), LineVerdict::Forward);
+        assert_eq!(
+            judge_line(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            LineVerdict::Forward
+        );
+        let batch = answer(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+        assert_eq!(
+            (batch["error"]["code"].as_i64(), batch["id"].is_null()),
+            (Some(-32600), true)
+        );
+        let params = answer(r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":5}"#);
+        assert_eq!(
+            (params["error"]["code"].as_i64(), params["id"].as_str()),
+            (Some(-32602), Some("a"))
+        );
+        let shape =
+            answer(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":["x"]}}"#);
+        assert_eq!(
+            (shape["error"]["code"].as_i64(), shape["id"].as_i64()),
+            (Some(-32602), Some(3))
+        );
+        let version = answer(r#"{"jsonrpc":"1.0","id":7,"method":"tools/list"}"#);
+        assert_eq!(
+            (version["error"]["code"].as_i64(), version["id"].as_i64()),
+            (Some(-32600), Some(7))
+        );
+        assert_eq!(answer(r#"{"q":"\ud800"}"#)["error"]["code"], -32700);
+        assert_eq!(answer("[[[[").get("id"), Some(&serde_json::Value::Null));
+        assert_eq!(
+            judge_line(br#"{"jsonrpc":"2.0","method":"tools/call","params":5}"#),
+            LineVerdict::Ignore
+        );
+    }
+
     #[tokio::test]
     async fn bad_lines_are_answered_good_lines_forwarded() {
         let input = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\nnot json\n\n{\"a\":\"\\ud800\"}\n".to_vec();
         let (server_side, proxy_side) = tokio::io::duplex(1 << 16);
         let (from_server, to_server) = tokio::io::split(proxy_side);
         let (mut server_read, server_write) = tokio::io::split(server_side);
-        drop(server_write); // the fake server says nothing
+        drop(server_write); // the fake server says nothing, and hangs up once input ends
+        let fake_server = tokio::spawn(async move {
+            let mut forwarded = String::new();
+            tokio::io::AsyncReadExt::read_to_string(&mut server_read, &mut forwarded)
+                .await
+                .unwrap();
+            forwarded
+        });
         let (out_w, mut out_r) = tokio::io::duplex(1 << 16);
         let collector = tokio::spawn(async move {
             let mut v = Vec::new();
@@ -140,13 +297,12 @@ mod tests {
                 .unwrap();
             v
         });
-        guard_lines(std::io::Cursor::new(input), out_w, from_server, to_server)
+        let guarded = guard_lines(std::io::Cursor::new(input), out_w, from_server, to_server);
+        tokio::time::timeout(std::time::Duration::from_secs(10), guarded)
             .await
+            .expect("the guard ends when input ends")
             .unwrap();
-        let mut forwarded = String::new();
-        tokio::io::AsyncReadExt::read_to_string(&mut server_read, &mut forwarded)
-            .await
-            .unwrap();
+        let forwarded = fake_server.await.unwrap();
         assert_eq!(
             forwarded,
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n"
