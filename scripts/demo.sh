@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 ensure_system_packages
 scripts/fetch-model.sh
-cargo build -p mempalace-cli --bin mempalace
+# The same build selection as scripts/test.sh (dev-dependencies included), so Cargo's feature
+# unification yields the same dependency builds and neither script recompiles LanceDB for the other.
+cargo build --workspace --all-targets
 mp="$CARGO_TARGET_DIR/debug/mempalace"
 export MEMPALACE_PALACE_PATH="${MEMPALACE_PALACE_PATH:-$HOME/.mempalace/demo-palace}"
 sample=examples/sample-project

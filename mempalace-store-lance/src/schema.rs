@@ -24,6 +24,22 @@ pub(crate) const DRAWER_COLUMNS: [&str; 8] = [
     "filed_at",
 ];
 
+/// The distance column a vector query adds.
+pub(crate) const DISTANCE_COLUMN: &str = "_distance";
+/// What a nearest-neighbour query returns: the drawer columns and, asked for explicitly (Lance
+/// deprecates adding it implicitly), the distance.
+pub(crate) const NEIGHBOUR_COLUMNS: [&str; 9] = [
+    "id",
+    "text",
+    "wing",
+    "room",
+    "source_file",
+    "chunk_index",
+    "added_by",
+    "filed_at",
+    DISTANCE_COLUMN,
+];
+
 /// The table's schema for vectors of `dimension`.
 pub(crate) fn drawers_schema(dimension: usize) -> SchemaRef {
     // The id is declared the table's (unenforced) primary key, so that two writers merging the

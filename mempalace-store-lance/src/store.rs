@@ -23,8 +23,8 @@ use crate::maintenance::{self, MaintenanceReport};
 use crate::options::LanceOptions;
 use crate::predicate::{filter_predicate, ids_predicate};
 use crate::schema::{
-    DRAWER_COLUMNS, batch_drawers, batch_wing_rooms, drawers_batch, drawers_schema,
-    vector_dimension,
+    DISTANCE_COLUMN, DRAWER_COLUMNS, NEIGHBOUR_COLUMNS, batch_drawers, batch_wing_rooms,
+    drawers_batch, drawers_schema, vector_dimension,
 };
 
 /// Ids per `IN (...)` predicate.
@@ -322,7 +322,7 @@ impl VectorStore for LanceStore {
             .nearest_to(vector)
             .map_err(lance_err("query"))?
             .distance_type(DistanceType::Cosine)
-            .select(Select::columns(&DRAWER_COLUMNS))
+            .select(Select::columns(&NEIGHBOUR_COLUMNS))
             .limit(limit);
         if maintenance::has_vector_index(table).await? {
             q = q
@@ -346,7 +346,7 @@ impl VectorStore for LanceStore {
         let mut out = Vec::new();
         for batch in &batches {
             let distances = batch
-                .column_by_name("_distance")
+                .column_by_name(DISTANCE_COLUMN)
                 .and_then(|c| c.as_primitive_opt::<Float32Type>())
                 .ok_or_else(|| {
                     PalaceError::store("lancedb", "query", "no _distance column in the result")
