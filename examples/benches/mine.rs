@@ -2,7 +2,7 @@
 //! generated project of prose files is mined into a fresh palace, and the table shows wall
 //! time, time inside the embedder and time inside store writes. The target is an embedder
 //! share of at least 80%.
-//! Run: `cargo bench -p mempalace-cli --profile dev --bench mine` (MEMPALACE_BENCH_FILES sets
+//! Run: `cargo bench --workspace --profile dev --bench mine` (MEMPALACE_BENCH_FILES sets
 //! the file count, default 200).
 
 use std::sync::Arc;

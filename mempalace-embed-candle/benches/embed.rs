@@ -1,7 +1,7 @@
 //! Embedding speed of all-MiniLM-L6-v2 on this machine, printed as a table: sentences per
 //! second for short (~12 words) and paragraph (~120 words) texts at batch sizes 1, 16 and 64,
 //! plus model load time and resident memory.
-//! Run: `cargo bench -p mempalace-embed-candle --profile dev --bench embed`.
+//! Run: `cargo bench --workspace --profile dev --bench embed`.
 
 use std::time::Instant;
 

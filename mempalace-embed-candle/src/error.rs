@@ -31,6 +31,9 @@ pub enum EmbedError {
     /// The forward pass failed.
     #[error("inference error: {0}")]
     Inference(#[from] candle_core::Error),
+    /// A worker thread of a batched forward pass panicked.
+    #[error("an embedding worker thread panicked")]
+    WorkerPanicked,
 }
 
 impl From<EmbedError> for mempalace_core::PalaceError {

@@ -120,10 +120,38 @@ impl MiniLmEmbedder {
         // Sort by length so each batch pads little; restore the order at the end.
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| ids[i].len());
+        // Candle's CPU kernels use one core for matrices this small, so the batches (cut
+        // smaller when there are fewer batches than cores) run on one thread per core.
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let per_batch = self.batch_size.min(texts.len().div_ceil(workers)).max(1);
+        let batches: Vec<&[usize]> = order.chunks(per_batch).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results: Vec<Result<Vec<(usize, Vec<f32>)>, EmbedError>> =
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..workers.min(batches.len()))
+                    .map(|_| {
+                        scope.spawn(|| {
+                            let mut done = Vec::new();
+                            loop {
+                                let b = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                let Some(batch) = batches.get(b) else {
+                                    return Ok(done);
+                                };
+                                let batch_ids: Vec<&[u32]> =
+                                    batch.iter().map(|&i| ids[i].as_slice()).collect();
+                                done.extend(batch.iter().copied().zip(self.forward(&batch_ids)?));
+                            }
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Err(EmbedError::WorkerPanicked)))
+                    .collect()
+            });
         let mut out = vec![Vec::new(); texts.len()];
-        for batch in order.chunks(self.batch_size) {
-            let batch_ids: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
-            for (&i, v) in batch.iter().zip(self.forward(&batch_ids)?) {
+        for worker in results {
+            for (i, v) in worker? {
                 out[i] = v;
             }
         }

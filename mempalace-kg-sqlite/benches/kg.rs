@@ -1,6 +1,6 @@
 //! Knowledge-graph speed: query_entity (both directions) at 10k and 100k triples, and
 //! add_triple throughput one by one and in one transaction batch.
-//! Run: `cargo bench -p mempalace-kg-sqlite --profile dev --bench kg` (the dev profile reuses
+//! Run: `cargo bench --workspace --profile dev --bench kg` (the dev profile reuses
 //! the optimised dependency build; see README).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};

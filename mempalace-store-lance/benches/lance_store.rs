@@ -2,7 +2,7 @@
 //! search p50/p95 with and without a wing filter at 10k and 100k drawers (1M with
 //! `MEMPALACE_BENCH_1M=1`). Vectors are precomputed random 384-d unit vectors, so embedding
 //! cost is excluded.
-//! Run: `cargo bench -p mempalace-store-lance --profile dev --bench lance_store`.
+//! Run: `cargo bench --workspace --profile dev --bench lance_store`.
 
 use std::time::{Duration, Instant};
 
@@ -84,7 +84,7 @@ async fn main() {
         let report = store.optimize().await.unwrap();
         println!(
             "| load + optimize{} | {n} | {:.1}s + {:.1}s |",
-            if report.built_vector_index {
+            if report.built_vector_index || store.has_vector_index().await.unwrap() {
                 " (ANN index built)"
             } else {
                 ""

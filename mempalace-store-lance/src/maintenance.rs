@@ -49,19 +49,43 @@ pub(crate) async fn maintain_if_due(shared: &Shared, table: &Table) -> Result<Ma
     let needs_index =
         stats.num_rows >= shared.opts.index_threshold && !has_vector_index(table).await?;
     if stats.fragment_stats.num_fragments > shared.opts.compaction_fragments || needs_index {
-        optimize(shared, table, false).await
+        optimize(shared, table).await
     } else {
         Ok(MaintenanceReport::default())
     }
 }
 
+/// Attempts of a maintenance run that lost a commit race to another writer (a process building
+/// the same index, or compacting, at the same moment).
+const CONFLICT_ATTEMPTS: u32 = 5;
+
+/// Whether a Lance error is a commit conflict that a retry on the latest version resolves.
+/// lancedb wraps Lance's `RetryableCommitConflict` without a matchable variant, so this reads
+/// the message.
+fn is_retryable_conflict(e: &PalaceError) -> bool {
+    let text = e.to_string();
+    text.contains("Retryable commit conflict") || text.contains("preempted by concurrent")
+}
+
+/// [`optimize_once`], retried on the latest table version when another writer's maintenance
+/// commits first (the indexes it built are then seen and not built twice).
+pub(crate) async fn optimize(shared: &Shared, table: &Table) -> Result<MaintenanceReport> {
+    let mut attempt = 1;
+    loop {
+        match optimize_once(shared, table).await {
+            Err(e) if attempt < CONFLICT_ATTEMPTS && is_retryable_conflict(&e) => {
+                tracing::debug!(attempt, error = %e, "Lance maintenance lost a commit race; retrying");
+                tokio::time::sleep(std::time::Duration::from_millis(50 * u64::from(attempt))).await;
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Compacts and prunes, creates the indexes when the table has reached the threshold, and
 /// folds new rows into existing indexes.
-pub(crate) async fn optimize(
-    shared: &Shared,
-    table: &Table,
-    _explicit: bool,
-) -> Result<MaintenanceReport> {
+async fn optimize_once(shared: &Shared, table: &Table) -> Result<MaintenanceReport> {
     let before = table.stats().await.map_err(lance_err("stats"))?;
     let mut report = MaintenanceReport {
         fragments_before: before.fragment_stats.num_fragments,

@@ -176,8 +176,10 @@ impl LanceStore {
 
     /// Compacts small fragments, prunes old versions and builds or updates indexes now.
     pub async fn optimize(&self) -> Result<MaintenanceReport> {
+        // One maintenance run at a time in this process: wait for a background one to finish.
+        let _guard = self.shared.maintenance.lock().await;
         match self.existing_table().await? {
-            Some(t) => maintenance::optimize(&self.shared, t, true).await,
+            Some(t) => maintenance::optimize(&self.shared, t).await,
             None => Ok(MaintenanceReport::default()),
         }
     }
