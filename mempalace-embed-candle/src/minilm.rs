@@ -126,29 +126,28 @@ impl MiniLmEmbedder {
         let per_batch = self.batch_size.min(texts.len().div_ceil(workers)).max(1);
         let batches: Vec<&[usize]> = order.chunks(per_batch).collect();
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let results: Vec<Result<Vec<(usize, Vec<f32>)>, EmbedError>> =
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..workers.min(batches.len()))
-                    .map(|_| {
-                        scope.spawn(|| {
-                            let mut done = Vec::new();
-                            loop {
-                                let b = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                let Some(batch) = batches.get(b) else {
-                                    return Ok(done);
-                                };
-                                let batch_ids: Vec<&[u32]> =
-                                    batch.iter().map(|&i| ids[i].as_slice()).collect();
-                                done.extend(batch.iter().copied().zip(self.forward(&batch_ids)?));
-                            }
-                        })
+        let results: Vec<Result<Vec<IndexedVector>, EmbedError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers.min(batches.len()))
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut done = Vec::new();
+                        loop {
+                            let b = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(batch) = batches.get(b) else {
+                                return Ok(done);
+                            };
+                            let batch_ids: Vec<&[u32]> =
+                                batch.iter().map(|&i| ids[i].as_slice()).collect();
+                            done.extend(batch.iter().copied().zip(self.forward(&batch_ids)?));
+                        }
                     })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| Err(EmbedError::WorkerPanicked)))
-                    .collect()
-            });
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(EmbedError::WorkerPanicked)))
+                .collect()
+        });
         let mut out = vec![Vec::new(); texts.len()];
         for worker in results {
             for (i, v) in worker? {
@@ -186,6 +185,9 @@ impl MiniLmEmbedder {
         Ok(unit.to_vec2::<f32>()?)
     }
 }
+
+/// A text's position in the input and its embedding.
+type IndexedVector = (usize, Vec<f32>);
 
 #[async_trait]
 impl mempalace_core::Embedder for MiniLmEmbedder {
