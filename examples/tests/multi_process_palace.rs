@@ -4,286 +4,52 @@
 //! - `mine` killed with SIGKILL at random points: the palace opens, `status` works, and
 //!   re-mining ends with the same drawers as an uninterrupted mine.
 
+#[path = "support/palace_processes.rs"]
+mod palace_processes;
+
 use std::path::Path;
 use std::process::Command as StdCommand;
 use std::time::Instant;
 
-use futures::StreamExt;
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::{Peer, RunningService};
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
-use serde_json::{Value, json};
-use tokio::process::Command;
+use palace_processes::{fact, file_from_many_servers};
+use serde_json::Value;
 
 const SERVERS: usize = 4;
 const IN_FLIGHT: usize = 8;
 const FACTS: usize = 50;
 
-/// One add_drawer: shared or own, the fact's index, and the tool's answer.
-type Answer = (bool, usize, Result<Value, String>);
-
-/// Words for generated facts: random 14-word sequences over this vocabulary are far apart
-/// semantically (MiniLM similarity well under 0.9), so only identical facts are duplicates.
-const VOCABULARY: &[&str] = &[
-    "harbor",
-    "violin",
-    "glacier",
-    "mortgage",
-    "pepper",
-    "satellite",
-    "tulip",
-    "compiler",
-    "meadow",
-    "invoice",
-    "falcon",
-    "lantern",
-    "quartz",
-    "symphony",
-    "tractor",
-    "vaccine",
-    "walrus",
-    "yogurt",
-    "zeppelin",
-    "anchor",
-    "bicycle",
-    "cathedral",
-    "dolphin",
-    "espresso",
-    "furnace",
-    "gondola",
-    "hammock",
-    "igloo",
-    "jasmine",
-    "kettle",
-    "lobster",
-    "marathon",
-    "nebula",
-    "orchard",
-    "parachute",
-    "quilt",
-    "receipt",
-    "saxophone",
-    "telescope",
-    "umbrella",
-    "volcano",
-    "waffle",
-    "xylophone",
-    "yacht",
-    "zucchini",
-    "asteroid",
-    "blizzard",
-    "cactus",
-    "dentist",
-    "elevator",
-    "fireworks",
-    "giraffe",
-    "hurricane",
-    "insurance",
-    "jellyfish",
-    "kangaroo",
-    "lighthouse",
-    "microscope",
-    "notebook",
-    "octopus",
-    "penguin",
-    "quarantine",
-    "rainbow",
-    "scarecrow",
-    "tornado",
-    "unicorn",
-    "vineyard",
-    "wrestler",
-    "avalanche",
-    "barbecue",
-    "chessboard",
-    "dinosaur",
-    "earthquake",
-    "flamingo",
-    "graveyard",
-    "helicopter",
-    "iceberg",
-    "jukebox",
-    "keyboard",
-    "lemonade",
-    "mushroom",
-    "nightclub",
-    "oxygen",
-    "pyramid",
-    "raccoon",
-    "submarine",
-    "trampoline",
-    "uranium",
-    "volleyball",
-    "windmill",
-    "accordion",
-    "bakery",
-    "canyon",
-    "diamond",
-    "engine",
-    "forest",
-    "guitar",
-    "honey",
-    "island",
-    "jungle",
-    "ladder",
-    "magnet",
-    "needle",
-    "ocean",
-    "pillow",
-    "rocket",
-    "spider",
-    "tiger",
-    "valley",
-    "wallet",
-    "blanket",
-    "candle",
-    "desert",
-    "feather",
-    "garlic",
-    "hospital",
-    "jacket",
-    "kitchen",
-    "library",
-    "mirror",
-    "nurse",
-    "office",
-    "pirate",
-    "river",
-    "salary",
-    "tunnel",
-];
-
-/// A deterministic pseudo-random fact for `seed`.
-fn fact(seed: u64) -> String {
-    let mut state = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    let words: Vec<&str> = (0..14)
-        .map(|_| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            VOCABULARY[(state >> 33) as usize % VOCABULARY.len()]
-        })
-        .collect();
-    format!("Remember: {}.", words.join(" "))
-}
-
-async fn start_server(palace: &Path) -> RunningService<RoleClient, ()> {
-    let transport = TokioChildProcess::new(
-        Command::new(env!("CARGO_BIN_EXE_mempalace")).configure(|c| {
-            c.arg("--palace").arg(palace).arg("mcp");
-        }),
-    )
-    .expect("spawn mempalace mcp");
-    ().serve(transport).await.expect("initialize")
-}
-
-async fn call(peer: &Peer<RoleClient>, tool: &str, args: Value) -> Result<Value, String> {
-    let mut params = CallToolRequestParams::new(tool.to_string());
-    if let Value::Object(map) = args {
-        params = params.with_arguments(map);
-    }
-    let result = peer.call_tool(params).await.map_err(|e| e.to_string())?;
-    let text = result
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .ok_or("no text content")?;
-    serde_json::from_str(&text).map_err(|e| e.to_string())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_mcp_servers_file_each_fact_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
-    let palace = dir.path().join("palace");
-    let mut clients = Vec::new();
-    for _ in 0..SERVERS {
-        clients.push(start_server(&palace).await);
-    }
-
-    let runs = clients.iter().enumerate().map(|(p, client)| {
-        let peer = client.peer().clone();
-        async move {
-            // Interleave shared and own facts, each process in its own order.
-            let mut jobs: Vec<(bool, usize)> = (0..FACTS)
-                .flat_map(|i| [(true, (i + p * 13) % FACTS), (false, i)])
-                .collect();
-            if p % 2 == 1 {
-                jobs.reverse();
-            }
-            futures::stream::iter(jobs)
-                .map(|(shared, i)| {
-                    let peer = peer.clone();
-                    async move {
-                        let (wing, content) = if shared {
-                            ("wing_shared".to_string(), fact(i as u64))
-                        } else {
-                            (
-                                format!("wing_p{p}"),
-                                fact(1_000 * (p as u64 + 1) + i as u64),
-                            )
-                        };
-                        let answer = call(
-                            &peer,
-                            "mempalace_add_drawer",
-                            json!({"wing": wing, "room": "facts", "content": content}),
-                        )
-                        .await;
-                        (shared, i, answer)
-                    }
-                })
-                .buffer_unordered(IN_FLIGHT)
-                .collect::<Vec<_>>()
-                .await
-        }
-    });
-    let results: Vec<Vec<Answer>> = futures::future::join_all(runs).await;
-
-    let mut shared_filed = vec![0u32; FACTS];
-    for (p, answers) in results.iter().enumerate() {
-        assert_eq!(answers.len(), 2 * FACTS);
-        for (shared, i, answer) in answers {
-            let v = answer
-                .as_ref()
-                .unwrap_or_else(|e| panic!("process {p} fact {i} failed: {e}"));
-            match (v["success"].as_bool(), *shared) {
-                (Some(true), true) => shared_filed[*i] += 1,
-                (Some(true), false) => {}
-                (Some(false), true) => assert_eq!(v["reason"], "duplicate", "{v}"),
-                _ => panic!("process {p}: own fact {i} not filed: {v}"),
-            }
-        }
-    }
+    let outcome =
+        file_from_many_servers(&dir.path().join("palace"), SERVERS, FACTS, IN_FLIGHT).await;
+    assert_eq!(outcome.calls, 2 * FACTS * SERVERS);
     assert!(
-        shared_filed.iter().all(|&n| n == 1),
-        "each shared fact is filed exactly once: {shared_filed:?}"
+        outcome.failed.is_empty(),
+        "failed calls: {:?}",
+        outcome.failed
     );
-
-    let status = call(client_peer(&clients[0]), "mempalace_status", json!({}))
-        .await
-        .unwrap();
-    assert_eq!(status["total_drawers"], FACTS + SERVERS * FACTS, "{status}");
-    assert_eq!(status["wings"]["wing_shared"], FACTS);
+    assert_eq!(outcome.own_missing, 0, "every own fact is filed");
+    assert!(
+        outcome.shared_filed.iter().all(|&n| n == 1),
+        "each shared fact is filed exactly once: {:?}",
+        outcome.shared_filed
+    );
+    let expected = (FACTS + SERVERS * FACTS) as u64;
+    assert_eq!(
+        outcome.totals_seen,
+        vec![expected; SERVERS],
+        "every server sees every drawer"
+    );
+    assert_eq!(outcome.wings["wing_shared"], FACTS);
     for p in 0..SERVERS {
-        assert_eq!(status["wings"][format!("wing_p{p}")], FACTS, "{status}");
+        assert_eq!(
+            outcome.wings[&format!("wing_p{p}")],
+            FACTS,
+            "{:?}",
+            outcome.wings
+        );
     }
-    // Every server sees the same palace.
-    for client in &clients[1..] {
-        let other = call(client_peer(client), "mempalace_status", json!({}))
-            .await
-            .unwrap();
-        assert_eq!(other["total_drawers"], status["total_drawers"]);
-    }
-    for client in clients {
-        client.cancel().await.unwrap();
-    }
-}
-
-fn client_peer(client: &RunningService<RoleClient, ()>) -> &Peer<RoleClient> {
-    client.peer()
 }
 
 fn mempalace(palace: &Path, args: &[&str]) -> std::process::Output {
