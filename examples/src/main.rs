@@ -54,7 +54,7 @@ struct StackArgs {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Create the palace and write <dir>/mempalace.yaml with the project's wing and rooms.
+    /// Create the palace and write DIR/mempalace.yaml with the project's wing and rooms.
     Init {
         /// The project folder.
         dir: PathBuf,

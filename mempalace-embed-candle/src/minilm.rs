@@ -101,7 +101,7 @@ impl MiniLmEmbedder {
         self
     }
 
-    /// The token ids (with [CLS] and [SEP], truncated at 256) of each text.
+    /// The token ids (with `[CLS]` and `[SEP]`, truncated at 256) of each text.
     pub fn token_ids(&self, texts: &[String]) -> Result<Vec<Vec<u32>>, EmbedError> {
         let encodings = self
             .model

@@ -191,7 +191,7 @@ pub struct KgTimelineArgs {
 /// `mempalace_diary_write`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 pub struct DiaryWriteArgs {
-    /// The agent writing (its diary is wing_<agent>/diary).
+    /// The agent writing (its diary is `wing_<agent>/diary`).
     pub agent_name: String,
     /// The entry: what happened, what was learnt, what matters.
     pub entry: String,
