@@ -67,6 +67,15 @@ impl Server {
         assert_eq!(v["id"], id, "{v}");
         v
     }
+
+    /// Calls a tool that must succeed and returns its JSON result.
+    async fn tool_result(&mut self, id: u64, tool: &str, args: Value) -> Value {
+        let v = self.request(id, tool, args).await;
+        let text = v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{tool} answers a result: {v}"));
+        serde_json::from_str(text).unwrap()
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -134,9 +143,7 @@ async fn every_malformed_request_is_answered_and_the_server_survives() {
     assert_eq!(empty["error"]["code"], -32000);
 
     // Still alive, and nothing was stored.
-    let status = s.request(9, "mempalace_status", json!({})).await;
-    let text = status["result"]["content"][0]["text"].as_str().unwrap();
-    let payload: Value = serde_json::from_str(text).unwrap();
+    let payload = s.tool_result(9, "mempalace_status", json!({})).await;
     assert_eq!(payload["error"], "No palace found", "{payload}");
     drop(s.stdin);
     let exit = tokio::time::timeout(Duration::from_secs(30), s.child.wait())
@@ -295,12 +302,8 @@ fn generated_line(rng: &mut StdRng, id: u64, tools: &[(String, Vec<String>)]) ->
 
 /// The parts of the palace a refused request must not change.
 async fn palace_state(s: &mut Server, id: u64) -> (Value, Value) {
-    let status = s.request(id, "mempalace_status", json!({})).await;
-    let status: Value =
-        serde_json::from_str(status["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
-    let stats = s.request(id + 1, "mempalace_kg_stats", json!({})).await;
-    let stats: Value =
-        serde_json::from_str(stats["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let status = s.tool_result(id, "mempalace_status", json!({})).await;
+    let stats = s.tool_result(id + 1, "mempalace_kg_stats", json!({})).await;
     (
         json!([status["total_drawers"], status["wings"], status["rooms"]]),
         stats,
@@ -313,21 +316,21 @@ async fn thousands_of_generated_bad_requests_are_answered_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Server::start(&dir.path().join("palace")).await;
     let filed = s
-        .request(
+        .tool_result(
             1,
             "mempalace_add_drawer",
             json!({"wing": "w", "room": "r", "content": "The staging database is rebuilt every Sunday night."}),
         )
         .await;
-    assert!(filed["result"].is_object(), "{filed}");
+    assert_eq!(filed["success"], true, "{filed}");
     let kg = s
-        .request(
+        .tool_result(
             2,
             "mempalace_kg_add",
             json!({"subject": "Clerk", "predicate": "replaces", "object": "Auth0"}),
         )
         .await;
-    assert!(kg["result"].is_object(), "{kg}");
+    assert_eq!(kg["success"], true, "{kg}");
     let before = palace_state(&mut s, 3).await;
 
     let tools: Vec<(String, Vec<String>)> = mempalace_cli::mcp::tool_catalog::tools()

@@ -28,17 +28,15 @@ pub(crate) const DRAWER_COLUMNS: [&str; 8] = [
 pub(crate) const DISTANCE_COLUMN: &str = "_distance";
 /// What a nearest-neighbour query returns: the drawer columns and, asked for explicitly (Lance
 /// deprecates adding it implicitly), the distance.
-pub(crate) const NEIGHBOUR_COLUMNS: [&str; 9] = [
-    "id",
-    "text",
-    "wing",
-    "room",
-    "source_file",
-    "chunk_index",
-    "added_by",
-    "filed_at",
-    DISTANCE_COLUMN,
-];
+pub(crate) const NEIGHBOUR_COLUMNS: [&str; DRAWER_COLUMNS.len() + 1] = {
+    let mut columns = [DISTANCE_COLUMN; DRAWER_COLUMNS.len() + 1];
+    let mut i = 0;
+    while i < DRAWER_COLUMNS.len() {
+        columns[i] = DRAWER_COLUMNS[i];
+        i += 1;
+    }
+    columns
+};
 
 /// The table's schema for vectors of `dimension`.
 pub(crate) fn drawers_schema(dimension: usize) -> SchemaRef {
