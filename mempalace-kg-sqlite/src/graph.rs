@@ -16,13 +16,22 @@ use mempalace_core::{
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use crate::facts::{entity_facts, relationship_facts, timeline_facts};
-use crate::schema::{configure, ensure_schema};
+use crate::schema::prepare;
 
 /// Where the graph lives.
 #[derive(Debug, Clone)]
 enum Location {
     File(PathBuf),
     Memory,
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::File(path) => write!(f, "{}", path.display()),
+            Location::Memory => f.write_str("the in-memory graph"),
+        }
+    }
 }
 
 struct Inner {
@@ -84,9 +93,9 @@ impl SqliteKnowledgeGraph {
         tokio::task::spawn_blocking(move || {
             let mut slot = inner.conn.lock().unwrap_or_else(|p| p.into_inner());
             if slot.is_none() {
-                match open_connection(&inner.location, create)
-                    .map_err(|e| PalaceError::kg(operation, e))?
-                {
+                match open_connection(&inner.location, create).map_err(|e| {
+                    PalaceError::kg(operation, format!("opening {}: {e}", inner.location))
+                })? {
                     Some(conn) => *slot = Some(conn),
                     None => return Ok(None),
                 }
@@ -147,8 +156,7 @@ fn open_connection(location: &Location, create: bool) -> rusqlite::Result<Option
             Connection::open(path)?
         }
     };
-    configure(&conn)?;
-    ensure_schema(&mut conn)?;
+    prepare(&mut conn)?;
     Ok(Some(conn))
 }
 

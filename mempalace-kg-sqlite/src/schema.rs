@@ -1,6 +1,8 @@
 //! The schema MemPalace writes, and its migration for older files.
 
-use rusqlite::Connection;
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, ErrorCode};
 
 /// The file name of the graph inside a palace folder.
 pub const KG_FILE_NAME: &str = "knowledge_graph.sqlite3";
@@ -40,7 +42,7 @@ CREATE INDEX IF NOT EXISTS idx_triples_valid ON triples(valid_from, valid_to);
 const LATER_TRIPLE_COLUMNS: [&str; 2] = ["source_drawer_id", "adapter_name"];
 
 /// Creates missing tables and indexes and adds missing columns, in one transaction.
-pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<()> {
+fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     tx.execute_batch(CREATE_SCHEMA)?;
     let existing: Vec<String> = {
@@ -56,11 +58,49 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<()> {
     tx.commit()
 }
 
+/// How long a connection waits for another connection's lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Makes a freshly opened connection ready: configured for several processes and with the
+/// schema in place.
+///
+/// Several processes opening a new palace at once race to switch it to WAL and to create the
+/// tables. SQLite answers some of those lock upgrades with an immediate "database is locked"
+/// instead of waiting (to avoid deadlock), so the whole setup is retried with backoff until
+/// [`BUSY_TIMEOUT`].
+pub(crate) fn prepare(conn: &mut Connection) -> rusqlite::Result<()> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(2);
+    loop {
+        match configure(conn).and_then(|()| ensure_schema(conn)) {
+            Err(e) if is_busy(&e) && Instant::now() + pause < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
+/// True for SQLite's "another connection holds the lock" errors.
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
 /// Sets the connection up for several processes: WAL, a busy timeout, NORMAL sync (durable
 /// against a process crash, as WAL commits are appended before they return).
-pub(crate) fn configure(conn: &Connection) -> rusqlite::Result<()> {
-    conn.busy_timeout(std::time::Duration::from_secs(30))?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+///
+/// WAL is persistent in the file, so the mode is only switched (which needs an exclusive
+/// lock) when the file is not in WAL mode yet.
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+    }
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     Ok(())
 }

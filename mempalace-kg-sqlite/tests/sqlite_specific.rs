@@ -133,26 +133,30 @@ async fn entity_queries_use_the_indexes_at_10k_triples() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_handles_write_one_file_without_lock_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut tasks = Vec::new();
-    for h in 0..4 {
-        // Separate handles = separate connections, as separate processes would have.
+    // Each round starts from no file, so the handles also race to create the database, switch
+    // it to WAL and create the schema (once a source of immediate "database is locked").
+    for round in 0..8 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut tasks = Vec::new();
+        for h in 0..4 {
+            // Separate handles = separate connections, as separate processes would have.
+            let kg = SqliteKnowledgeGraph::in_palace(dir.path());
+            tasks.push(tokio::spawn(async move {
+                for i in 0..50 {
+                    kg.add_triple(&NewTriple::new(
+                        format!("writer{h}"),
+                        "wrote",
+                        format!("fact{i}"),
+                    ))
+                    .await
+                    .unwrap_or_else(|e| panic!("round {round}, writer {h}, fact {i}: {e}"));
+                }
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
         let kg = SqliteKnowledgeGraph::in_palace(dir.path());
-        tasks.push(tokio::spawn(async move {
-            for i in 0..100 {
-                kg.add_triple(&NewTriple::new(
-                    format!("writer{h}"),
-                    "wrote",
-                    format!("fact{i}"),
-                ))
-                .await
-                .unwrap();
-            }
-        }));
+        assert_eq!(kg.stats().await.unwrap().triples, 200, "round {round}");
     }
-    for t in tasks {
-        t.await.unwrap();
-    }
-    let kg = SqliteKnowledgeGraph::in_palace(dir.path());
-    assert_eq!(kg.stats().await.unwrap().triples, 400);
 }
