@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use mempalace_embed_candle::MiniLmEmbedder;
+use mempalace_embed_candle::{MatmulKernel, MiniLmEmbedder};
 
 fn rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
@@ -73,19 +73,29 @@ fn main() {
         rss_mib() - before
     );
     println!();
-    println!("| texts | batch size | sentences/s |\n| --- | --- | --- |");
-    for (label, words, n) in [
-        ("short (~12 words)", 12usize, 256usize),
-        ("paragraph (~120 words)", 120, 128),
-    ] {
-        let input = texts(words, n);
-        for batch in [1usize, 16, 64] {
-            let m = model.clone().with_batch_size(batch);
-            let t = Instant::now();
-            let out = m.embed_blocking(&input).unwrap();
-            let secs = t.elapsed().as_secs_f64();
-            assert_eq!(out.len(), n);
-            println!("| {label} | {batch} | {:.1} |", n as f64 / secs);
+    println!("| matrix kernel | texts | batch size | sentences/s |\n| --- | --- | --- | --- |");
+    for kernel in MatmulKernel::available() {
+        for (label, words, n) in [
+            ("short (~12 words)", 12usize, 256usize),
+            ("paragraph (~120 words)", 120, 128),
+        ] {
+            let input = texts(words, n);
+            for batch in [1usize, 16, 64] {
+                let m = model
+                    .clone()
+                    .with_matmul_kernel(kernel)
+                    .with_batch_size(batch);
+                let _ = m.embed_blocking(&input[..4]).unwrap();
+                let t = Instant::now();
+                let out = m.embed_blocking(&input).unwrap();
+                let secs = t.elapsed().as_secs_f64();
+                assert_eq!(out.len(), n);
+                println!(
+                    "| {} | {label} | {batch} | {:.1} |",
+                    kernel.name(),
+                    n as f64 / secs
+                );
+            }
         }
     }
 }

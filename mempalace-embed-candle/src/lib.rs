@@ -2,16 +2,28 @@
 //!
 //! The [`mempalace_core::Embedder`] of the default palace: the sentence-transformers model
 //! all-MiniLM-L6-v2 (384 dimensions, the model ChromaDB and so MemPalace embed with), run on
-//! CPU with candle's BERT and the `tokenizers` crate. It computes what sentence-transformers
+//! CPU with candle and the `tokenizers` crate. It computes what sentence-transformers
 //! computes: WordPiece tokens truncated at 256, mean pooling over the attention mask, L2
 //! normalisation.
+//!
+//! The encoder is BERT on candle tensors with its heavy steps as fused candle ops (packed
+//! sequences instead of padding, one product for query/key/value, bias and GELU fused into
+//! the dense layers). The matrix products run on the pure-Rust `gemm` crate, or, with the
+//! `openblas` cargo feature, on the system's OpenBLAS (about three times faster here; see
+//! [`MatmulKernel`]).
 //!
 //! The model is read from disk, never downloaded: see [`model_dir`] for where it is looked
 //! for and `scripts/fetch-model.sh` for putting it there.
 
+mod attention;
+mod dense;
+mod encoder;
 mod error;
+mod gelu;
+mod matmul;
 mod minilm;
 pub mod model_dir;
 
 pub use error::EmbedError;
+pub use matmul::MatmulKernel;
 pub use minilm::{DEFAULT_BATCH_SIZE, DIMENSION, MAX_SEQ_LENGTH, MODEL_NAME, MiniLmEmbedder};

@@ -4,12 +4,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
+use crate::encoder::{Encoder, EncoderConfig};
 use crate::error::EmbedError;
+use crate::matmul::MatmulKernel;
 use crate::model_dir;
 
 /// The model's name.
@@ -22,19 +23,18 @@ pub const MAX_SEQ_LENGTH: usize = 256;
 pub const DEFAULT_BATCH_SIZE: usize = 32;
 
 struct Model {
-    bert: BertModel,
+    encoder: Encoder,
     tokenizer: Tokenizer,
-    device: Device,
     dimension: usize,
 }
 
 /// all-MiniLM-L6-v2 loaded once and shared: cloning is cheap, embedding is `Send + Sync`,
-/// and the async `embed` runs the forward pass on a blocking thread (candle spreads the
-/// matrix products over every core).
+/// and the async `embed` runs the forward passes on blocking threads, one per core.
 #[derive(Clone)]
 pub struct MiniLmEmbedder {
     model: Arc<Model>,
     batch_size: usize,
+    kernel: MatmulKernel,
 }
 
 fn load_error(path: &Path, e: impl std::fmt::Display) -> EmbedError {
@@ -56,13 +56,9 @@ impl MiniLmEmbedder {
         let config_path = dir.join("config.json");
         let config_text =
             std::fs::read_to_string(&config_path).map_err(|e| load_error(&config_path, e))?;
-        let config: Config =
+        let config: EncoderConfig =
             serde_json::from_str(&config_text).map_err(|e| load_error(&config_path, e))?;
-        let dimension = serde_json::from_str::<serde_json::Value>(&config_text)
-            .ok()
-            .and_then(|v| v["hidden_size"].as_u64())
-            .map(|n| n as usize)
-            .unwrap_or(DIMENSION);
+        let dimension = config.hidden_size;
 
         let tokenizer_path = dir.join("tokenizer.json");
         let mut tokenizer =
@@ -83,15 +79,15 @@ impl MiniLmEmbedder {
         // which holds for a model cache that is only ever replaced by rename.
         let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
             .map_err(|e| load_error(&weights, e))?;
-        let bert = BertModel::load(vb, &config).map_err(|e| load_error(&weights, e))?;
+        let encoder = Encoder::load(vb, &config).map_err(|e| load_error(&weights, e))?;
         Ok(MiniLmEmbedder {
             model: Arc::new(Model {
-                bert,
+                encoder,
                 tokenizer,
-                device,
                 dimension,
             }),
             batch_size: DEFAULT_BATCH_SIZE,
+            kernel: MatmulKernel::fastest(),
         })
     }
 
@@ -99,6 +95,17 @@ impl MiniLmEmbedder {
     pub fn with_batch_size(mut self, batch_size: usize) -> Self {
         self.batch_size = batch_size.max(1);
         self
+    }
+
+    /// Sets which library multiplies the matrices (default: [`MatmulKernel::fastest`]).
+    pub fn with_matmul_kernel(mut self, kernel: MatmulKernel) -> Self {
+        self.kernel = kernel;
+        self
+    }
+
+    /// The library that multiplies the matrices.
+    pub fn matmul_kernel(&self) -> MatmulKernel {
+        self.kernel
     }
 
     /// The token ids (with `[CLS]` and `[SEP]`, truncated at 256) of each text.
@@ -120,8 +127,8 @@ impl MiniLmEmbedder {
         // Sort by length so each batch pads little; restore the order at the end.
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| ids[i].len());
-        // Candle's CPU kernels use one core for matrices this small, so the batches (cut
-        // smaller when there are fewer batches than cores) run on one thread per core.
+        // Each forward pass runs on one core; the batches (cut smaller when there are fewer
+        // batches than cores) run on one thread per core.
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
         let per_batch = self.batch_size.min(texts.len().div_ceil(workers)).max(1);
         let batches: Vec<&[usize]> = order.chunks(per_batch).collect();
@@ -157,32 +164,9 @@ impl MiniLmEmbedder {
         Ok(out)
     }
 
-    /// One forward pass: pad to the longest, run BERT, mean-pool over the mask, normalise.
+    /// One forward pass over a batch of token id sequences.
     fn forward(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let m = &self.model;
-        let longest = batch.iter().map(|ids| ids.len()).max().unwrap_or(0).max(1);
-        let n = batch.len();
-        let mut input = vec![0u32; n * longest];
-        let mut mask = vec![0u32; n * longest];
-        for (row, ids) in batch.iter().enumerate() {
-            input[row * longest..row * longest + ids.len()].copy_from_slice(ids);
-            mask[row * longest..row * longest + ids.len()].fill(1);
-        }
-        let input = Tensor::from_vec(input, (n, longest), &m.device)?;
-        let mask = Tensor::from_vec(mask, (n, longest), &m.device)?;
-        let token_types = input.zeros_like()?;
-        let hidden = m.bert.forward(&input, &token_types, Some(&mask))?; // (n, len, dim)
-        let mask_f = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (n, len, 1)
-        let summed = hidden.broadcast_mul(&mask_f)?.sum(1)?; // (n, dim)
-        let counts = mask_f.sum(1)?.clamp(1e-9f32, f32::MAX)?; // (n, 1)
-        let mean = summed.broadcast_div(&counts)?;
-        let norms = mean
-            .sqr()?
-            .sum_keepdim(1)?
-            .sqrt()?
-            .clamp(1e-12f32, f32::MAX)?;
-        let unit = mean.broadcast_div(&norms)?;
-        Ok(unit.to_vec2::<f32>()?)
+        Ok(self.model.encoder.embed(batch, self.kernel)?)
     }
 }
 

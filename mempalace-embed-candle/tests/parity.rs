@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use mempalace_core::Embedder;
-use mempalace_embed_candle::{MAX_SEQ_LENGTH, MiniLmEmbedder};
+use mempalace_embed_candle::{MAX_SEQ_LENGTH, MatmulKernel, MiniLmEmbedder};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -64,25 +64,33 @@ fn token_ids_match_exactly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn vectors_match_sentence_transformers() {
     let refs = references();
-    let m = model();
     let texts: Vec<String> = refs.iter().map(|r| r.text.clone()).collect();
-    // In one padded batch, and one by one: both must match.
-    let batched = m.embed(&texts).await.unwrap();
-    for (r, v) in refs.iter().zip(&batched) {
-        assert_eq!(v.len(), 384);
-        let c = cosine(v, &r.vector);
-        assert!(c >= 0.9999, "cosine {c} for {:?}", r.text);
-        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        assert!((norm - 1.0).abs() < 1e-4);
-    }
-    let single = m.clone().with_batch_size(1);
-    for r in refs.iter().take(6) {
-        let v = single
-            .embed(std::slice::from_ref(&r.text))
-            .await
-            .unwrap()
-            .remove(0);
-        assert!(cosine(&v, &r.vector) >= 0.9999, "unbatched {:?}", r.text);
+    for kernel in MatmulKernel::available() {
+        let m = model().with_matmul_kernel(kernel);
+        // In one batch, and one by one: both must match.
+        let batched = m.embed(&texts).await.unwrap();
+        for (r, v) in refs.iter().zip(&batched) {
+            assert_eq!(v.len(), 384);
+            let c = cosine(v, &r.vector);
+            assert!(
+                c >= 0.9999,
+                "{}: cosine {c} for {:?}",
+                kernel.name(),
+                r.text
+            );
+            let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-4);
+        }
+        let single = m.clone().with_batch_size(1);
+        for r in refs.iter().take(6) {
+            let v = single
+                .embed(std::slice::from_ref(&r.text))
+                .await
+                .unwrap()
+                .remove(0);
+            let c = cosine(&v, &r.vector);
+            assert!(c >= 0.9999, "{}: unbatched {c} {:?}", kernel.name(), r.text);
+        }
     }
 }
 

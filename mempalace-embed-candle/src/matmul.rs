@@ -1,0 +1,288 @@
+//! Single-precision matrix products for the encoder, on one of two kernels: the pure-Rust
+//! `gemm` crate (what candle itself multiplies with) or, with the `openblas` cargo feature,
+//! the system's OpenBLAS.
+
+/// Which library multiplies the encoder's matrices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatmulKernel {
+    /// The pure-Rust `gemm` crate (AVX-512 / AVX2 kernels chosen at run time).
+    PureRust,
+    /// The system's OpenBLAS through CBLAS (needs the `openblas` cargo feature).
+    #[cfg(feature = "openblas")]
+    OpenBlas,
+}
+
+impl MatmulKernel {
+    /// The fastest kernel this build has: OpenBLAS when the `openblas` feature is on.
+    pub fn fastest() -> Self {
+        #[cfg(feature = "openblas")]
+        return MatmulKernel::OpenBlas;
+        #[cfg(not(feature = "openblas"))]
+        MatmulKernel::PureRust
+    }
+
+    /// Every kernel this build has (for tests and benchmarks that compare them).
+    pub fn available() -> Vec<Self> {
+        vec![
+            MatmulKernel::PureRust,
+            #[cfg(feature = "openblas")]
+            MatmulKernel::OpenBlas,
+        ]
+    }
+
+    /// A short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            MatmulKernel::PureRust => "gemm (pure Rust)",
+            #[cfg(feature = "openblas")]
+            MatmulKernel::OpenBlas => "OpenBLAS",
+        }
+    }
+}
+
+/// A read-only strided view of a row-major buffer: element (r, c) is at
+/// `r * row_stride + c * col_stride`. One of the strides must be 1.
+#[derive(Clone, Copy)]
+pub(crate) struct MatRef<'a> {
+    pub data: &'a [f32],
+    pub rows: usize,
+    pub cols: usize,
+    pub row_stride: usize,
+    pub col_stride: usize,
+}
+
+impl<'a> MatRef<'a> {
+    /// A dense row-major matrix starting at `data[0]`.
+    pub fn dense(data: &'a [f32], rows: usize, cols: usize) -> Self {
+        MatRef {
+            data,
+            rows,
+            cols,
+            row_stride: cols,
+            col_stride: 1,
+        }
+    }
+
+    /// The same elements read as the transpose.
+    pub fn t(self) -> Self {
+        MatRef {
+            data: self.data,
+            rows: self.cols,
+            cols: self.rows,
+            row_stride: self.col_stride,
+            col_stride: self.row_stride,
+        }
+    }
+
+    /// Panics unless every element the view names lies inside `data` (keeps the FFI sound).
+    fn check(&self) {
+        assert!(
+            self.row_stride == 1 || self.col_stride == 1,
+            "one stride must be 1"
+        );
+        if self.rows > 0 && self.cols > 0 {
+            let last = (self.rows - 1) * self.row_stride + (self.cols - 1) * self.col_stride;
+            assert!(last < self.data.len(), "matrix view out of bounds");
+        }
+    }
+}
+
+/// `c = a · b + (accumulate ? c : 0)` with `c` row-major, `a.rows × b.cols`, row stride
+/// `ldc`. Runs on the calling thread.
+pub(crate) fn sgemm(
+    kernel: MatmulKernel,
+    a: MatRef<'_>,
+    b: MatRef<'_>,
+    c: &mut [f32],
+    ldc: usize,
+    accumulate: bool,
+) {
+    assert_eq!(a.cols, b.rows, "inner dimensions differ");
+    a.check();
+    b.check();
+    let (m, n, k) = (a.rows, b.cols, a.cols);
+    if m == 0 || n == 0 {
+        return;
+    }
+    assert!(
+        ldc >= n && (m - 1) * ldc + n <= c.len(),
+        "output out of bounds"
+    );
+    match kernel {
+        MatmulKernel::PureRust => {
+            // SAFETY: the asserts above keep every index of a, b and c inside its slice, and
+            // c is borrowed mutably so nothing else reads it.
+            unsafe {
+                gemm::gemm(
+                    m,
+                    n,
+                    k,
+                    c.as_mut_ptr(),
+                    1,
+                    ldc as isize,
+                    accumulate,
+                    a.data.as_ptr(),
+                    a.col_stride as isize,
+                    a.row_stride as isize,
+                    b.data.as_ptr(),
+                    b.col_stride as isize,
+                    b.row_stride as isize,
+                    1.0,
+                    1.0,
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                )
+            }
+        }
+        #[cfg(feature = "openblas")]
+        MatmulKernel::OpenBlas => {
+            openblas::single_threaded();
+            openblas::sgemm(a, b, c, ldc, accumulate)
+        }
+    }
+}
+
+#[cfg(feature = "openblas")]
+mod openblas {
+    use super::MatRef;
+    use cblas_sys::{CBLAS_LAYOUT, CBLAS_TRANSPOSE, cblas_sgemm};
+
+    // cblas-sys only declares the CBLAS functions; the system's OpenBLAS defines them.
+    #[link(name = "openblas")]
+    unsafe extern "C" {
+        fn openblas_set_num_threads(threads: std::ffi::c_int);
+    }
+
+    /// Makes OpenBLAS run each product on the calling thread. The embedder already runs one
+    /// forward pass per core; OpenBLAS's own threads on top of that only contend (measured:
+    /// 30-50% slower). This setting is process-wide.
+    pub(super) fn single_threaded() {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        // SAFETY: a plain setter of OpenBLAS's thread count, called once before any product.
+        ONCE.call_once(|| unsafe { openblas_set_num_threads(1) });
+    }
+
+    /// CBLAS wants each operand row-major with unit column stride, or transposed.
+    fn operand(m: &MatRef<'_>) -> (CBLAS_TRANSPOSE, i32) {
+        if m.col_stride == 1 {
+            (
+                CBLAS_TRANSPOSE::CblasNoTrans,
+                m.row_stride.max(m.cols).max(1) as i32,
+            )
+        } else {
+            (
+                CBLAS_TRANSPOSE::CblasTrans,
+                m.col_stride.max(m.rows).max(1) as i32,
+            )
+        }
+    }
+
+    pub(super) fn sgemm(a: MatRef<'_>, b: MatRef<'_>, c: &mut [f32], ldc: usize, acc: bool) {
+        let (ta, lda) = operand(&a);
+        let (tb, ldb) = operand(&b);
+        // SAFETY: the caller checked every view against its slice; CBLAS reads a and b and
+        // writes only the m × n block of c at stride ldc.
+        unsafe {
+            cblas_sgemm(
+                CBLAS_LAYOUT::CblasRowMajor,
+                ta,
+                tb,
+                a.rows as i32,
+                b.cols as i32,
+                a.cols as i32,
+                1.0,
+                a.data.as_ptr(),
+                lda,
+                b.data.as_ptr(),
+                ldb,
+                if acc { 1.0 } else { 0.0 },
+                c.as_mut_ptr(),
+                ldc as i32,
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(a: MatRef<'_>, b: MatRef<'_>) -> Vec<f32> {
+        let mut c = vec![0.0; a.rows * b.cols];
+        for i in 0..a.rows {
+            for j in 0..b.cols {
+                for p in 0..a.cols {
+                    c[i * b.cols + j] += a.data[i * a.row_stride + p * a.col_stride]
+                        * b.data[p * b.row_stride + j * b.col_stride];
+                }
+            }
+        }
+        c
+    }
+
+    fn values(n: usize, seed: f32) -> Vec<f32> {
+        (0..n).map(|i| (i as f32 * 0.37 + seed).sin()).collect()
+    }
+
+    #[test]
+    fn every_kernel_matches_the_naive_product_for_plain_and_transposed_operands() {
+        let a_data = values(7 * 5, 0.1);
+        let b_data = values(5 * 9, 0.7);
+        let a = MatRef::dense(&a_data, 7, 5);
+        for kernel in MatmulKernel::available() {
+            for b in [
+                MatRef::dense(&b_data, 5, 9),
+                MatRef::dense(&b_data, 9, 5).t(),
+            ] {
+                let want = naive(a, b);
+                let mut got = vec![1.0; 7 * 9];
+                sgemm(kernel, a, b, &mut got, 9, false);
+                for (g, w) in got.iter().zip(&want) {
+                    assert!((g - w).abs() < 1e-4, "{}: {g} vs {w}", kernel.name());
+                }
+                // Accumulating adds onto what is there.
+                sgemm(kernel, a, b, &mut got, 9, true);
+                for (g, w) in got.iter().zip(&want) {
+                    assert!((g - 2.0 * w).abs() < 1e-4, "{}", kernel.name());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_strided_output_leaves_the_other_columns_alone() {
+        let a_data = values(3 * 4, 0.3);
+        let b_data = values(4 * 2, 0.9);
+        let (a, b) = (MatRef::dense(&a_data, 3, 4), MatRef::dense(&b_data, 4, 2));
+        for kernel in MatmulKernel::available() {
+            let mut c = [-7.0; 3 * 5];
+            sgemm(kernel, a, b, &mut c[1..], 5, false);
+            let want = naive(a, b);
+            for r in 0..3 {
+                assert_eq!(c[r * 5], -7.0);
+                for j in 0..2 {
+                    assert!((c[1 + r * 5 + j] - want[r * 2 + j]).abs() < 1e-4);
+                }
+                assert_eq!(&c[r * 5 + 3..r * 5 + 5], &[-7.0, -7.0]);
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "out of bounds")]
+    fn a_view_past_its_buffer_is_refused() {
+        let short = [0.0f32; 5];
+        let a = MatRef::dense(&short, 2, 3);
+        let b_data = [0.0f32; 3];
+        sgemm(
+            MatmulKernel::PureRust,
+            a,
+            MatRef::dense(&b_data, 3, 1),
+            &mut [0.0; 2],
+            1,
+            false,
+        );
+    }
+}
