@@ -177,6 +177,9 @@ fn triple_id(sub: &str, pred: &str, obj: &str, valid_from: Option<&str>) -> Stri
     format!("t_{sub}_{pred}_{obj}_{}", &digest[..8])
 }
 
+/// The open fact with this subject, predicate and object (the duplicate check of a write).
+const OPEN_TRIPLE_SQL: &str = "SELECT id FROM triples WHERE subject = ?1 AND predicate = ?2 AND object = ?3 AND valid_to IS NULL";
+
 /// Inserts the entity if missing (keeping an existing display name), returns its id.
 fn ensure_entity(tx: &Transaction<'_>, name: &str) -> rusqlite::Result<String> {
     let id = entity_id(name);
@@ -190,11 +193,9 @@ fn insert_triple(tx: &Transaction<'_>, t: &NewTriple) -> rusqlite::Result<String
     let sub = ensure_entity(tx, &t.subject)?;
     let obj = ensure_entity(tx, &t.object)?;
     let existing: Option<String> = if t.valid_to.is_none() {
-        tx.prepare_cached(
-            "SELECT id FROM triples WHERE subject = ?1 AND predicate = ?2 AND object = ?3 AND valid_to IS NULL",
-        )?
-        .query_row(params![sub, t.predicate, obj], |r| r.get(0))
-        .optional()?
+        tx.prepare_cached(OPEN_TRIPLE_SQL)?
+            .query_row(params![sub, t.predicate, obj], |r| r.get(0))
+            .optional()?
     } else {
         tx.prepare_cached(
             "SELECT id FROM triples WHERE subject = ?1 AND predicate = ?2 AND object = ?3
@@ -511,6 +512,22 @@ impl SqliteKnowledgeGraph {
                 .map_err(sql(op))?;
             tx.commit().map_err(sql(op))?;
             Ok(ids)
+        })
+        .await
+    }
+
+    /// The query plan SQLite picks for the duplicate check of `add_triple` (one line per
+    /// step), so tests can check it uses the subject/predicate/object index.
+    pub async fn explain_duplicate_check(&self) -> Result<Vec<String>> {
+        let op = "explain";
+        self.write(op, move |conn| {
+            let mut stmt = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {OPEN_TRIPLE_SQL}"))
+                .map_err(sql(op))?;
+            let rows = stmt
+                .query_map(params!["s", "p", "o"], |r| r.get::<_, String>(3))
+                .map_err(sql(op))?;
+            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql(op))
         })
         .await
     }

@@ -7,7 +7,10 @@ use rusqlite::{Connection, ErrorCode};
 /// The file name of the graph inside a palace folder.
 pub const KG_FILE_NAME: &str = "knowledge_graph.sqlite3";
 
-/// Tables and indexes exactly as MemPalace creates them.
+/// Tables and indexes as MemPalace creates them, plus `idx_triples_spo`: without it the
+/// duplicate check of every `add_triple` (same subject, predicate and object) searched one
+/// single-column index and read every fact of a busy entity (13 ms per add at 50k facts on one
+/// subject). An extra index leaves the file readable and writable by MemPalace.
 const CREATE_SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS entities (
     id TEXT PRIMARY KEY,
@@ -36,6 +39,7 @@ CREATE INDEX IF NOT EXISTS idx_triples_subject ON triples(subject);
 CREATE INDEX IF NOT EXISTS idx_triples_object ON triples(object);
 CREATE INDEX IF NOT EXISTS idx_triples_predicate ON triples(predicate);
 CREATE INDEX IF NOT EXISTS idx_triples_valid ON triples(valid_from, valid_to);
+CREATE INDEX IF NOT EXISTS idx_triples_spo ON triples(subject, predicate, object);
 ";
 
 /// Columns newer MemPalace versions added to `triples`; older files lack them.

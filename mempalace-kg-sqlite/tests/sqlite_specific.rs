@@ -111,12 +111,17 @@ async fn entity_queries_use_the_indexes_at_10k_triples() {
     kg.add_triples(&triples).await.unwrap();
     for incoming in [false, true] {
         let plan = kg.explain_entity_query(incoming).await.unwrap().join("\n");
-        let index = if incoming {
-            "idx_triples_object"
+        // Outgoing queries may use the subject index or the (subject, predicate, object)
+        // one; both start with the subject.
+        let indexes: &[&str] = if incoming {
+            &["idx_triples_object"]
         } else {
-            "idx_triples_subject"
+            &["idx_triples_subject", "idx_triples_spo"]
         };
-        assert!(plan.contains(index), "plan must use {index}:\n{plan}");
+        assert!(
+            indexes.iter().any(|i| plan.contains(i)),
+            "plan must use one of {indexes:?}:\n{plan}"
+        );
         assert!(
             !plan.contains("SCAN t\n") && !plan.ends_with("SCAN t"),
             "no full scan of triples:\n{plan}"
@@ -128,6 +133,33 @@ async fn entity_queries_use_the_indexes_at_10k_triples() {
             .unwrap()
             .len(),
         10
+    );
+}
+
+#[tokio::test]
+async fn the_duplicate_check_finds_a_fact_of_a_busy_entity_by_index() {
+    // One subject and one predicate with thousands of facts: the check for an existing open
+    // fact must go straight to it, not read every fact of the subject or predicate.
+    let dir = tempfile::tempdir().unwrap();
+    let kg = SqliteKnowledgeGraph::in_palace(dir.path());
+    let triples: Vec<NewTriple> = (0..5_000)
+        .map(|i| NewTriple::new("hub", "knows", format!("person{i}")))
+        .collect();
+    kg.add_triples(&triples).await.unwrap();
+    let plan = kg.explain_duplicate_check().await.unwrap().join("\n");
+    assert!(
+        plan.contains("idx_triples_spo (subject=? AND predicate=? AND object=?)"),
+        "the duplicate check must search the (subject, predicate, object) index:\n{plan}"
+    );
+    // And it still recognises the duplicate.
+    let again = kg
+        .add_triple(&NewTriple::new("hub", "knows", "person42"))
+        .await
+        .unwrap();
+    assert_eq!(
+        kg.stats().await.unwrap().triples,
+        5_000,
+        "{again} was not re-added"
     );
 }
 
