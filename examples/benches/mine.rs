@@ -66,6 +66,7 @@ async fn main() -> anyhow::Result<()> {
         backend: None,
         qdrant_url: None,
         qdrant_api_key: None,
+        collection: None,
         model_dir: None,
     };
     let embedder = lazy_minilm(None);

@@ -47,6 +47,9 @@ struct StackArgs {
     /// Qdrant API key.
     #[arg(long, global = true, env = "QDRANT_API_KEY", hide_env_values = true)]
     qdrant_api_key: Option<String>,
+    /// LanceDB table / Qdrant collection of a new palace [default: mempalace_drawers].
+    #[arg(long, global = true, value_name = "NAME")]
+    collection: Option<String>,
     /// Folder holding all-MiniLM-L6-v2 [default: $MEMPALACE_MODEL_DIR, else ~/.cache/mempalace/models/all-MiniLM-L6-v2].
     #[arg(long, global = true, value_name = "PATH")]
     model_dir: Option<PathBuf>,
@@ -206,6 +209,7 @@ async fn run(cli: Cli) -> Result<()> {
         backend: cli.stack.backend,
         qdrant_url: cli.stack.qdrant_url,
         qdrant_api_key: cli.stack.qdrant_api_key,
+        collection: cli.stack.collection,
         model_dir: cli.stack.model_dir,
     };
     let embedder = lazy_minilm(opts.model_dir.clone());

@@ -43,7 +43,7 @@ pub struct PalaceConfig {
     pub embedder_model: String,
     /// The embedder's dimension.
     pub dimension: usize,
-    /// LanceDB table name.
+    /// LanceDB table / Qdrant collection holding the drawers.
     #[serde(default = "default_collection")]
     pub table: String,
     /// Qdrant server URL (Qdrant backend).

@@ -27,6 +27,9 @@ pub struct StackOptions {
     pub qdrant_url: Option<String>,
     /// Qdrant API key.
     pub qdrant_api_key: Option<String>,
+    /// LanceDB table / Qdrant collection for a new palace; `None` means the recorded one,
+    /// else `mempalace_drawers`.
+    pub collection: Option<String>,
     /// Model folder override.
     pub model_dir: Option<PathBuf>,
 }
@@ -68,6 +71,17 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
     }
     if let Some(url) = &opts.qdrant_url {
         config.qdrant_url = Some(url.clone());
+    }
+    if let Some(collection) = &opts.collection {
+        if recorded.is_some() && *collection != config.table {
+            anyhow::bail!(
+                "the palace at {} keeps its drawers in {:?}; it cannot be opened with --collection {:?}",
+                path.display(),
+                config.table,
+                collection
+            );
+        }
+        config.table = collection.clone();
     }
     config.check_embedder(embedder.model_name(), embedder.dimension(), path)?;
 
@@ -111,6 +125,9 @@ pub async fn create_palace(palace: &Palace, opts: &StackOptions) -> Result<()> {
             palace.embedder().dimension(),
         );
         config.qdrant_url = opts.qdrant_url.clone();
+        if let Some(collection) = &opts.collection {
+            config.table = collection.clone();
+        }
         config.save(&opts.palace_path)?;
     }
     Ok(())

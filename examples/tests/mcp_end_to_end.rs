@@ -9,10 +9,11 @@ use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-async fn start(palace: &std::path::Path) -> RunningService<RoleClient, ()> {
+/// Starts `mempalace [stack args] --palace <palace> mcp`.
+async fn start(palace: &std::path::Path, stack_args: &[String]) -> RunningService<RoleClient, ()> {
     let transport = TokioChildProcess::new(
         Command::new(env!("CARGO_BIN_EXE_mempalace")).configure(|c| {
-            c.arg("--palace").arg(palace).arg("mcp");
+            c.args(stack_args).arg("--palace").arg(palace).arg("mcp");
         }),
     )
     .unwrap();
@@ -45,9 +46,48 @@ async fn call(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_phases_over_stdio() {
+    four_phases(&[]).await;
+}
+
+/// The same four phases with the drawers in Qdrant (a fresh collection on the server at
+/// `QDRANT_URL`, deleted afterwards). Compiled to run only when `QDRANT_URL` is set at build
+/// time (see build.rs); otherwise nextest lists it as skipped with the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(qdrant_live),
+    ignore = "QDRANT_URL not set at build time: no Qdrant server to test against"
+)]
+async fn four_phases_over_stdio_on_qdrant() {
+    let url = std::env::var("QDRANT_URL").expect("QDRANT_URL at run time too");
+    let collection = format!(
+        "mempalace_e2e_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let args = [
+        "--backend".to_string(),
+        "qdrant".into(),
+        "--qdrant-url".into(),
+        url.clone(),
+        "--collection".into(),
+        collection.clone(),
+    ];
+    four_phases(&args).await;
+    let admin = qdrant_client::Qdrant::from_url(&url)
+        .api_key(std::env::var("QDRANT_API_KEY").ok())
+        .skip_compatibility_check()
+        .build()
+        .unwrap();
+    admin.delete_collection(collection.as_str()).await.unwrap();
+}
+
+async fn four_phases(stack_args: &[String]) {
     let dir = tempfile::tempdir().unwrap();
     let palace = dir.path().join("palace");
-    let client = start(&palace).await;
+    let client = start(&palace, stack_args).await;
 
     let info = client.peer_info().expect("initialized");
     assert_eq!(
