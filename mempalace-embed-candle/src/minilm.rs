@@ -19,6 +19,9 @@ pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
 pub const DIMENSION: usize = 384;
 /// Tokens per text after truncation (sentence-transformers' max_seq_length for this model).
 pub const MAX_SEQ_LENGTH: usize = 256;
+/// Most tokens the encoder takes in one pass (several texts of a batch are split across
+/// passes beyond it; the results are the same).
+const TOKENS_PER_PASS: usize = 2048;
 /// Texts per forward pass unless configured otherwise.
 pub const DEFAULT_BATCH_SIZE: usize = 32;
 
@@ -164,9 +167,22 @@ impl MiniLmEmbedder {
         Ok(out)
     }
 
-    /// One forward pass over a batch of token id sequences.
+    /// Embeds a batch of token id sequences, in passes of at most [`TOKENS_PER_PASS`]
+    /// tokens (a longer batch only grows the intermediate buffers past the caches).
     fn forward(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(self.model.encoder.embed(batch, self.kernel)?)
+        let mut out = Vec::with_capacity(batch.len());
+        let mut start = 0;
+        while start < batch.len() {
+            let mut end = start + 1;
+            let mut tokens = batch[start].len();
+            while end < batch.len() && tokens + batch[end].len() <= TOKENS_PER_PASS {
+                tokens += batch[end].len();
+                end += 1;
+            }
+            out.extend(self.model.encoder.embed(&batch[start..end], self.kernel)?);
+            start = end;
+        }
+        Ok(out)
     }
 }
 

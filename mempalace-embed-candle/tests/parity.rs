@@ -94,6 +94,26 @@ async fn vectors_match_sentence_transformers() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_of_many_passes_matches_the_references() {
+    // Twelve copies of the references (with the 256-token text in each) in batches of 64:
+    // several thousand tokens, and the batch holding the twelve long texts alone has over
+    // 3,000, so it is split into several encoder passes (at most 2,048 tokens each).
+    let refs = references();
+    let texts: Vec<String> = (0..12)
+        .flat_map(|_| refs.iter().map(|r| r.text.clone()))
+        .collect();
+    let m = model().with_batch_size(64);
+    let total_tokens: usize = m.token_ids(&texts).unwrap().iter().map(Vec::len).sum();
+    assert!(total_tokens > 3 * 2048, "only {total_tokens} tokens");
+    let vectors = m.embed(&texts).await.unwrap();
+    for (i, v) in vectors.iter().enumerate() {
+        let r = &refs[i % refs.len()];
+        let c = cosine(v, &r.vector);
+        assert!(c >= 0.9999, "text {i}: cosine {c} for {:?}", r.text);
+    }
+}
+
 #[tokio::test]
 async fn paraphrases_score_above_unrelated_pairs() {
     let m = model();
