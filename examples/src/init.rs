@@ -4,9 +4,11 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use mempalace_core::room_routing::{FALLBACK_ROOM, RoomSpec};
+use mempalace_core::validation::validate_name;
 
 use crate::mine::walk::is_skipped_dir;
 use crate::project_config::{ProjectConfig, slug, wing_for_folder};
+use crate::regular_file::anything_at;
 
 /// Keywords that usually mean the same room, by folder name.
 const FOLDER_KEYWORDS: &[(&str, &[&str])] = &[
@@ -34,8 +36,11 @@ pub fn detect_rooms(project: &Path) -> Result<Vec<RoomSpec>> {
         .with_context(|| format!("reading {}", project.display()))?
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter_map(|e| e.file_name().into_string().ok())
         .filter(|n| !n.starts_with('.') && !is_skipped_dir(n))
+        // A folder whose name would make an invalid room (control characters, over the
+        // length limit) gets no room of its own: its files go to "general".
+        .filter(|n| validate_name("room", &slug(n)).is_ok() && !n.chars().any(char::is_control))
         .collect();
     names.sort();
     let mut rooms: Vec<RoomSpec> = names
@@ -70,8 +75,17 @@ pub fn init_project(project: &Path, wing: Option<&str>) -> Result<(ProjectConfig
     if let Some(existing) = ProjectConfig::load(project)? {
         return Ok((existing, false));
     }
+    let path = ProjectConfig::path_in(project);
+    if anything_at(&path) {
+        bail!(
+            "{} exists but is not a regular file; remove it or replace it with a config file",
+            path.display()
+        );
+    }
+    let wing = wing.map(slug).unwrap_or_else(|| wing_for_folder(project));
+    validate_name("wing", &wing).context("choose another name with --wing")?;
     let config = ProjectConfig {
-        wing: wing.map(slug).unwrap_or_else(|| wing_for_folder(project)),
+        wing,
         rooms: detect_rooms(project)?,
     };
     config.save(project)?;

@@ -9,5 +9,6 @@ pub mod mcp;
 pub mod mine;
 pub mod palace_config;
 pub mod project_config;
+pub mod regular_file;
 pub mod render;
 pub mod stack;

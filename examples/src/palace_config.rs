@@ -6,10 +6,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
+use crate::regular_file::{RegularFileError, read_regular};
+
 /// The environment variable naming the palace folder.
 pub const PALACE_PATH_ENV: &str = "MEMPALACE_PALACE_PATH";
 /// The config file inside the palace folder.
 pub const PALACE_CONFIG_FILE: &str = "palace.json";
+/// Largest `palace.json` read, in bytes.
+pub const MAX_PALACE_CONFIG_BYTES: u64 = 64 * 1024;
 
 /// The palace folder: `--palace`, else `$MEMPALACE_PALACE_PATH`, else `~/.mempalace/palace`.
 pub fn resolve_palace_path(flag: Option<&Path>) -> PathBuf {
@@ -49,6 +53,41 @@ pub struct PalaceConfig {
     /// Qdrant server URL (Qdrant backend).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qdrant_url: Option<String>,
+    /// The palace's identity: recorded as the owner of its Qdrant collection, so no other
+    /// palace can open that collection. Palaces made before it was recorded get
+    /// [`palace_id_for`] their folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub palace_id: Option<String>,
+}
+
+/// A palace id derived from the host and the palace folder's absolute path (16 hex digits):
+/// stable for one palace, different for two palaces on one host or on two hosts.
+pub fn palace_id_for(palace: &Path) -> String {
+    use md5::{Digest, Md5};
+    let absolute = std::path::absolute(palace).unwrap_or_else(|_| palace.to_path_buf());
+    let mut hasher = Md5::new();
+    hasher.update(host_name().as_bytes());
+    hasher.update([0u8]);
+    hasher.update(absolute.as_os_str().as_encoded_bytes());
+    hex::encode(&hasher.finalize()[..8])
+}
+
+/// This host's name ("" when it cannot be read).
+fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it or
+    // truncates, and we stop at the first NUL or the end.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return String::new();
+    }
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// The Qdrant collection of a new palace with this id: one palace, one collection.
+pub fn collection_for(palace_id: &str) -> String {
+    format!("mempalace_{palace_id}")
 }
 
 fn default_collection() -> String {
@@ -64,17 +103,21 @@ impl PalaceConfig {
             dimension,
             table: default_collection(),
             qdrant_url: None,
+            palace_id: None,
         }
     }
 
-    /// Reads `<palace>/palace.json`, or `None` when absent.
+    /// Reads `<palace>/palace.json`, or `None` when absent (a link or a non-regular file is an
+    /// error, never followed).
     pub fn load(palace: &Path) -> Result<Option<Self>> {
         let path = palace.join(PALACE_CONFIG_FILE);
-        if !path.exists() {
-            return Ok(None);
-        }
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
+        let bytes = match read_regular(&path, MAX_PALACE_CONFIG_BYTES) {
+            Ok(bytes) => bytes,
+            Err(RegularFileError::Missing { .. }) => return Ok(None),
+            Err(e) => return Err(e).context("reading the palace config"),
+        };
+        let text = String::from_utf8(bytes)
+            .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", path.display()))?;
         Ok(Some(
             serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?,
         ))

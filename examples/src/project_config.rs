@@ -6,8 +6,12 @@ use anyhow::{Context, Result};
 use mempalace_core::room_routing::RoomSpec;
 use serde::{Deserialize, Serialize};
 
+use crate::regular_file::{RegularFileError, create_new_regular, read_regular};
+
 /// The file name, at the project's root.
 pub const PROJECT_CONFIG_FILE: &str = "mempalace.yaml";
+/// Largest `mempalace.yaml` read, in bytes.
+pub const MAX_PROJECT_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// What `mine` needs to know about a project.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,14 +29,18 @@ impl ProjectConfig {
         project.join(PROJECT_CONFIG_FILE)
     }
 
-    /// Reads `<project>/mempalace.yaml`, or `None` when there is none.
+    /// Reads `<project>/mempalace.yaml`, or `None` when there is none. The file must be a
+    /// regular file of at most [`MAX_PROJECT_CONFIG_BYTES`]: a symlink, FIFO or device is an
+    /// error, never followed or waited on.
     pub fn load(project: &Path) -> Result<Option<Self>> {
         let path = Self::path_in(project);
-        if !path.exists() {
-            return Ok(None);
-        }
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
+        let bytes = match read_regular(&path, MAX_PROJECT_CONFIG_BYTES) {
+            Ok(bytes) => bytes,
+            Err(RegularFileError::Missing { .. }) => return Ok(None),
+            Err(e) => return Err(e).context("reading the project config"),
+        };
+        let text = String::from_utf8(bytes)
+            .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", path.display()))?;
         let config: ProjectConfig = serde_yaml_ng::from_str(&text)
             .with_context(|| format!("parsing {}", path.display()))?;
         mempalace_core::validation::validate_name("wing", &config.wing)
@@ -44,7 +52,8 @@ impl ProjectConfig {
         Ok(Some(config))
     }
 
-    /// Writes `<project>/mempalace.yaml` with a short comment header.
+    /// Creates `<project>/mempalace.yaml` with a short comment header. Never replaces or
+    /// follows anything already at that path (a dangling symlink included).
     pub fn save(&self, project: &Path) -> Result<PathBuf> {
         let path = Self::path_in(project);
         let body = serde_yaml_ng::to_string(self)?;
@@ -53,7 +62,7 @@ impl ProjectConfig {
              # A file goes to the room whose name or keyword matches one of its folders, then its\n\
              # file name, then the words in it; else to \"general\". Edit freely, then re-run mine.\n{body}"
         );
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        create_new_regular(&path, &text).context("writing the project config")?;
         Ok(path)
     }
 }

@@ -1,17 +1,48 @@
 //! Human-readable output of search, status and knowledge-graph results.
+//!
+//! Everything shown comes from the palace (drawer text, file names, entity names), which
+//! anyone who can file a drawer controls: control characters are shown escaped (`\x1b`),
+//! never sent to the terminal, so a drawer cannot retitle, clear or rewrite the user's
+//! terminal. JSON output (`--json`) stays exact.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 use mempalace_core::Fact;
 use mempalace_core::reports::{SearchResponse, Status};
 
+/// `text` with every control character (C0, DEL, C1; newlines and tabs too) escaped.
+pub fn terminal_safe(text: &str) -> Cow<'_, str> {
+    escape_controls(text, |_| false)
+}
+
+/// One line of drawer text for the terminal: tabs kept, every other control character escaped.
+fn terminal_safe_line(line: &str) -> Cow<'_, str> {
+    escape_controls(line, |c| c == '\t')
+}
+
+fn escape_controls(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && !keep(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() && !keep(c) {
+            let _ = write!(out, "\\x{:02x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Search results as numbered blocks: similarity, wing/room, source, then the text.
 pub fn search(r: &SearchResponse) -> String {
     let mut out = String::new();
     let scope = match (&r.filters.wing, &r.filters.room) {
-        (Some(w), Some(rm)) => format!(" in {w}/{rm}"),
-        (Some(w), None) => format!(" in {w}"),
-        (None, Some(rm)) => format!(" in room {rm}"),
+        (Some(w), Some(rm)) => format!(" in {}/{}", terminal_safe(w), terminal_safe(rm)),
+        (Some(w), None) => format!(" in {}", terminal_safe(w)),
+        (None, Some(rm)) => format!(" in room {}", terminal_safe(rm)),
         (None, None) => String::new(),
     };
     let _ = writeln!(
@@ -26,12 +57,12 @@ pub fn search(r: &SearchResponse) -> String {
             "[{}] {:.3}  {}/{}  ({})",
             i + 1,
             hit.similarity,
-            hit.wing,
-            hit.room,
-            hit.source_file
+            terminal_safe(&hit.wing),
+            terminal_safe(&hit.room),
+            terminal_safe(&hit.source_file)
         );
         for line in hit.text.lines().take(12) {
-            let _ = writeln!(out, "    {line}");
+            let _ = writeln!(out, "    {}", terminal_safe_line(line));
         }
         if hit.text.lines().count() > 12 {
             let _ = writeln!(out, "    …");
@@ -49,26 +80,33 @@ pub fn status(
     let mut out = String::new();
     match s {
         Status::NoPalace(n) => {
-            let _ = writeln!(out, "{} at {}\n{}", n.error, n.palace_path, n.hint);
+            let _ = writeln!(
+                out,
+                "{} at {}\n{}",
+                n.error,
+                terminal_safe(&n.palace_path),
+                n.hint
+            );
         }
         Status::Ready(r) => {
             let _ = writeln!(
                 out,
                 "Palace: {}\n{} drawers in {} wing(s)",
-                r.palace_path,
+                terminal_safe(&r.palace_path),
                 r.total_drawers,
                 r.wings.len()
             );
             for (wing, rooms) in taxonomy {
                 let _ = writeln!(
                     out,
-                    "├─ {wing} ({})",
+                    "├─ {} ({})",
+                    terminal_safe(wing),
                     r.wings.get(wing).copied().unwrap_or(0)
                 );
                 let n = rooms.len();
                 for (i, (room, count)) in rooms.iter().enumerate() {
                     let branch = if i + 1 == n { "└─" } else { "├─" };
-                    let _ = writeln!(out, "│  {branch} {room} ({count})");
+                    let _ = writeln!(out, "│  {branch} {} ({count})", terminal_safe(room));
                 }
             }
         }
@@ -82,19 +120,68 @@ pub fn facts(facts: &[Fact]) -> String {
     for f in facts {
         let span = match (&f.valid_from, &f.valid_to) {
             (None, None) => String::new(),
-            (Some(a), None) => format!("  [since {a}]"),
-            (None, Some(b)) => format!("  [until {b}]"),
-            (Some(a), Some(b)) => format!("  [{a} … {b}]"),
+            (Some(a), None) => format!("  [since {}]", terminal_safe(a)),
+            (None, Some(b)) => format!("  [until {}]", terminal_safe(b)),
+            (Some(a), Some(b)) => format!("  [{} … {}]", terminal_safe(a), terminal_safe(b)),
         };
         let mark = if f.current { "" } else { "  (ended)" };
         let _ = writeln!(
             out,
             "{} → {} → {}{span}{mark}",
-            f.subject, f.predicate, f.object
+            terminal_safe(&f.subject),
+            terminal_safe(&f.predicate),
+            terminal_safe(&f.object)
         );
     }
     if facts.is_empty() {
         out.push_str("no facts\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mempalace_core::reports::{SearchFilters, SearchHit};
+
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        let hostile = "ok\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\r\tend";
+        let r = SearchResponse {
+            query: "q".into(),
+            mode: "hybrid".into(),
+            filters: SearchFilters {
+                wing: Some("w\u{1b}[2J".into()),
+                ..SearchFilters::default()
+            },
+            results: vec![SearchHit {
+                drawer_id: "d".into(),
+                text: format!("{hostile}\nsecond line"),
+                wing: "w".into(),
+                room: "r".into(),
+                source_file: "evil\u{1b}[2J.md".into(),
+                source_path: String::new(),
+                chunk_index: 0,
+                filed_at: String::new(),
+                similarity: 0.5,
+                distance: 0.5,
+                bm25_score: 0.0,
+                score: 0.3,
+                matched_via: "vector".into(),
+                also_in: Vec::new(),
+            }],
+        };
+        let shown = search(&r);
+        assert!(
+            !shown
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{shown:?}"
+        );
+        assert!(shown.contains("\\x1b]0;pwned\\x07"), "{shown}");
+        assert!(shown.contains("evil\\x1b[2J.md"), "{shown}");
+        assert!(shown.contains("\\x9b31m\\x0d\tend"), "{shown}");
+        assert_eq!(terminal_safe("plain"), Cow::Borrowed("plain"));
+        assert_eq!(terminal_safe("a\nb"), "a\\x0ab");
+    }
 }

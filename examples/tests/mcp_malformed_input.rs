@@ -18,6 +18,13 @@ struct Server {
 
 impl Server {
     async fn start(palace: &std::path::Path) -> Server {
+        let mut s = Server::spawn(palace);
+        s.initialize().await;
+        s
+    }
+
+    /// Starts the server without the MCP handshake.
+    fn spawn(palace: &std::path::Path) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mempalace"))
             .arg("--palace")
             .arg(palace)
@@ -30,24 +37,45 @@ impl Server {
             .unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut s = Server {
+        Server {
             child,
             stdin,
             stdout,
-        };
+        }
+    }
+
+    /// The MCP handshake: initialize, then the initialized notification.
+    async fn initialize(&mut self) {
+        let s = self;
         s.send_line(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}).to_string()).await;
         let init = s.next().await;
         assert_eq!(init["id"], 0, "{init}");
         s.send_line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
             .await;
-        s
     }
 
     async fn send_line(&mut self, line: &str) {
-        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.send_bytes(line.as_bytes()).await;
+    }
+
+    /// Sends raw bytes (not necessarily UTF-8) as one line.
+    async fn send_bytes(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).await.unwrap();
         self.stdin.write_all(b"\n").await.unwrap();
         self.stdin.flush().await.unwrap();
+    }
+
+    /// The server process's peak resident memory (VmHWM), in KiB.
+    fn peak_rss_kib(&self) -> u64 {
+        let pid = self.child.id().expect("the server is running");
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .expect("VmHWM in /proc/<pid>/status")
     }
 
     async fn next(&mut self) -> Value {
@@ -142,6 +170,57 @@ async fn every_malformed_request_is_answered_and_the_server_survives() {
         .await;
     assert_eq!(empty["error"]["code"], -32000);
 
+    // Raw bytes that are not UTF-8, and a line over the size cap: parse errors, no exit.
+    s.send_bytes(b"\xff\xfe{\"jsonrpc\":\"2.0\",\"id\":11}\xc3\x28")
+        .await;
+    let v = s.next().await;
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+    let oversized = vec![b'x'; mempalace_cli::mcp::stdio_guard::MAX_LINE_BYTES + 1];
+    s.send_bytes(&oversized).await;
+    let v = s.next().await;
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("exceeds"),
+        "{v}"
+    );
+    // A misspelt argument names itself instead of silently widening the search.
+    let typo = s
+        .request(
+            12,
+            "mempalace_search",
+            json!({"query": "fox", "wnig": "nope"}),
+        )
+        .await;
+    assert_eq!(typo["error"]["code"], -32602, "{typo}");
+    assert!(
+        typo["error"]["message"].as_str().unwrap().contains("wnig"),
+        "{typo}"
+    );
+    // Dates far outside 0000-9999 are refused, not a panic that leaves the call unanswered.
+    for (id, at) in [
+        (13, "-262143-01-01T00:00:00"),
+        (14, "+262143-12-31"),
+        (15, "0000-01-01"),
+    ] {
+        let v = s
+            .request(
+                id,
+                "mempalace_kg_supersede",
+                json!({"subject": "a", "predicate": "p", "old_object": "b", "new_object": "c", "at": at}),
+            )
+            .await;
+        assert_eq!(v["error"]["code"], -32000, "{at}: {v}");
+    }
+    // A huge source_file is refused (it would be echoed by every search).
+    let v = s
+        .request(
+            16,
+            "mempalace_add_drawer",
+            json!({"wing": "w", "room": "r", "content": "fine", "source_file": "s".repeat(5_000_000)}),
+        )
+        .await;
+    assert_eq!(v["error"]["code"], -32000, "{v}");
+
     // Still alive, and nothing was stored.
     let payload = s.tool_result(9, "mempalace_status", json!({})).await;
     assert_eq!(payload["error"], "No palace found", "{payload}");
@@ -154,6 +233,36 @@ async fn every_malformed_request_is_answered_and_the_server_survives() {
         exit.success(),
         "the server exits cleanly when its input closes"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_before_initialize_do_not_end_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Server::spawn(&dir.path().join("palace"));
+    // A notification and a stray response before initialize: dropped, the session goes on.
+    s.send_line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
+        .await;
+    s.send_line(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}})
+            .to_string(),
+    )
+    .await;
+    s.send_line(&json!({"jsonrpc": "2.0", "id": 77, "result": {}}).to_string())
+        .await;
+    // A ping before initialize is answered.
+    s.send_line(&json!({"jsonrpc": "2.0", "id": "p", "method": "ping"}).to_string())
+        .await;
+    let pong = s.next().await;
+    assert_eq!(pong["id"], "p", "{pong}");
+    s.initialize().await;
+    let status = s.tool_result(1, "mempalace_status", json!({})).await;
+    assert_eq!(status["error"], "No palace found", "{status}");
+    drop(s.stdin);
+    let exit = tokio::time::timeout(Duration::from_secs(30), s.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(exit.success());
 }
 
 /// What a generated line must be answered with.
@@ -196,7 +305,17 @@ fn generated_line(rng: &mut StdRng, id: u64, tools: &[(String, Vec<String>)]) ->
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}})
             .to_string()
     };
-    match rng.random_range(0..10) {
+    match rng.random_range(0..11) {
+        // A real tool with one unknown (misspelt) argument.
+        10 => {
+            let (name, required) = &tools[rng.random_range(0..tools.len())];
+            let mut args = serde_json::Map::new();
+            for field in required {
+                args.insert(field.clone(), json!("plausible value"));
+            }
+            args.insert(format!("x{}", rng.random::<u16>()), json!("typo"));
+            (call(name, Value::Object(args)), Expect::Error(id, -32602))
+        }
         // Broken JSON: a strict prefix of a valid request.
         0 => {
             let full = call("mempalace_search", json!({"query": "where is the config"}));
@@ -310,6 +429,9 @@ async fn palace_state(s: &mut Server, id: u64) -> (Value, Value) {
     )
 }
 
+/// The stated bound on the server's peak resident memory through the hostile run.
+const PEAK_RSS_BOUND_MIB: u64 = 768;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousands_of_generated_bad_requests_are_answered_and_change_nothing() {
     const REQUESTS: u64 = 3_000;
@@ -351,10 +473,19 @@ async fn thousands_of_generated_bad_requests_are_answered_and_change_nothing() {
     let mut rng = StdRng::seed_from_u64(0x6d656d70);
     let mut answered = 0u64;
     for id in 10..10 + REQUESTS {
-        let (line, expect) = generated_line(&mut rng, id, &tools);
-        s.send_line(&line).await;
+        // One line in twelve is raw bytes: invalid UTF-8 from the first byte on.
+        let (line, expect) = if rng.random_ratio(1, 12) {
+            let n = rng.random_range(1..4096);
+            let mut bytes = vec![0xffu8];
+            bytes.extend((0..n).map(|_| rng.random::<u8>()).filter(|b| *b != b'\n'));
+            (bytes, Expect::ParseError)
+        } else {
+            let (line, expect) = generated_line(&mut rng, id, &tools);
+            (line.into_bytes(), expect)
+        };
+        s.send_bytes(&line).await;
         let v = s.next().await;
-        let shown: String = line.chars().take(300).collect();
+        let shown: String = String::from_utf8_lossy(&line).chars().take(300).collect();
         match expect {
             Expect::ParseError => {
                 assert!(v["id"].is_null(), "{shown} → {v}");
@@ -376,6 +507,13 @@ async fn thousands_of_generated_bad_requests_are_answered_and_change_nothing() {
         answered += 1;
     }
     assert_eq!(answered, REQUESTS);
+    // Memory stays bounded: the model, the store and one request at a time, never the sum of
+    // everything sent (about 200 MB of hostile lines in this run).
+    let peak_mib = s.peak_rss_kib() / 1024;
+    assert!(
+        peak_mib < PEAK_RSS_BOUND_MIB,
+        "server peak RSS {peak_mib} MiB is over the bound of {PEAK_RSS_BOUND_MIB} MiB"
+    );
     assert_eq!(
         palace_state(&mut s, 5).await,
         before,

@@ -16,9 +16,10 @@ pub fn cosine_distance(a: &[f32], b: &[f32]) -> f32 {
     (1.0 - dot / (na.sqrt() * nb.sqrt())) as f32
 }
 
-/// The similarity MemPalace reports: `round(1 - distance, 3)`.
+/// The similarity MemPalace reports: `round(max(0, 1 - distance), 3)` (opposite vectors are
+/// 0, never negative; a NaN distance counts as 0 too).
 pub fn similarity_from_distance(distance: f32) -> f64 {
-    let sim = 1.0 - f64::from(distance);
+    let sim = (1.0 - f64::from(distance)).max(0.0);
     (sim * 1000.0).round() / 1000.0
 }
 
@@ -34,5 +35,8 @@ mod tests {
         assert_eq!(cosine_distance(&[0.0, 0.0], &[1.0, 0.0]), 1.0);
         assert_eq!(similarity_from_distance(0.12345), 0.877);
         assert_eq!(similarity_from_distance(0.0), 1.0);
+        assert_eq!(similarity_from_distance(1.5), 0.0);
+        assert_eq!(similarity_from_distance(2.0), 0.0);
+        assert_eq!(similarity_from_distance(f32::NAN), 0.0);
     }
 }

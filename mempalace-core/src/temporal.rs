@@ -33,7 +33,10 @@ pub fn canonical_date(field: &'static str, value: &str) -> Result<String> {
             ),
         )
     };
-    if v.is_empty() {
+    // Every accepted form starts with a four-digit year (0000-9999), as MemPalace's do: chrono
+    // alone would also take signed and five-digit years, whose arithmetic overflows.
+    let b = v.as_bytes();
+    if b.len() < 4 || !b[..4].iter().all(u8::is_ascii_digit) || (b.len() > 4 && b[4] != b'-') {
         return Err(bad());
     }
     // Year or month.
@@ -98,30 +101,51 @@ pub fn ends_before_start(valid_from: &str, valid_to: &str) -> bool {
 }
 
 /// The granule just before a canonical value's (the previous year, month, day or second), used
-/// to close an old fact when a new one starts, so no instant sees both.
+/// to close an old fact when a new one starts, so no instant sees both. There is none before
+/// the year 0000: that is an error, never an overflow.
 pub fn previous_granule(canonical: &str) -> Result<String> {
     let bad = || PalaceError::invalid("date", format!("{canonical:?} is not a canonical date"));
+    let too_early = || {
+        PalaceError::invalid(
+            "date",
+            format!("{canonical:?} is the first representable instant; nothing comes before it"),
+        )
+    };
+    let in_range = |year: i32| (0..=9999).contains(&year);
     match canonical.len() {
         4 => {
             let y: i32 = canonical.parse().map_err(|_| bad())?;
-            Ok(format!("{:04}", y - 1))
+            let p = y
+                .checked_sub(1)
+                .filter(|p| in_range(*p))
+                .ok_or_else(too_early)?;
+            Ok(format!("{p:04}"))
         }
         7 => {
             let d = NaiveDate::parse_from_str(&format!("{canonical}-01"), "%Y-%m-%d")
                 .map_err(|_| bad())?;
-            let p = d.checked_sub_months(Months::new(1)).ok_or_else(bad)?;
+            let p = d
+                .checked_sub_months(Months::new(1))
+                .filter(|p| in_range(p.year()))
+                .ok_or_else(too_early)?;
             Ok(format!("{:04}-{:02}", p.year(), p.month()))
         }
         10 => {
             let d = NaiveDate::parse_from_str(canonical, "%Y-%m-%d").map_err(|_| bad())?;
-            Ok((d - Duration::days(1)).format("%Y-%m-%d").to_string())
+            let p = d
+                .checked_sub_signed(Duration::days(1))
+                .filter(|p| in_range(p.year()))
+                .ok_or_else(too_early)?;
+            Ok(p.format("%Y-%m-%d").to_string())
         }
         _ => {
             let dt =
                 NaiveDateTime::parse_from_str(canonical, "%Y-%m-%dT%H:%M:%S").map_err(|_| bad())?;
-            Ok((dt - Duration::seconds(1))
-                .format("%Y-%m-%dT%H:%M:%S")
-                .to_string())
+            let p = dt
+                .checked_sub_signed(Duration::seconds(1))
+                .filter(|p| in_range(p.year()))
+                .ok_or_else(too_early)?;
+            Ok(p.format("%Y-%m-%dT%H:%M:%S").to_string())
         }
     }
 }
@@ -170,6 +194,13 @@ mod tests {
             "2025-02-30",
             "20250601",
             "2025-6-1",
+            "-262143-01-01T00:00:00",
+            "+2025-01-01",
+            "12025-01-01",
+            "12025",
+            "-001",
+            "99999-12-31T23:59:59",
+            "2025x",
         ] {
             assert!(canonical_date("d", bad).is_err(), "{bad:?}");
         }
@@ -211,6 +242,10 @@ mod tests {
             assert!(!valid_at(None, Some(p), v));
             assert!(valid_at(Some(v), None, v));
         }
+        for first in ["0000", "0000-01", "0000-01-01", "0000-01-01T00:00:00"] {
+            assert!(previous_granule(first).is_err(), "{first}");
+        }
+        assert!(previous_granule("-262143-01-01T00:00:00").is_err());
         assert!(ends_before_start("2025-06-02", "2025-06-01"));
         assert!(!ends_before_start("2025-06-01", "2025-06-01"));
         assert!(!ends_before_start("2025-06-01T10:00:00", "2025-06-01"));

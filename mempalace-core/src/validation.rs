@@ -7,6 +7,60 @@ pub const MAX_NAME_CHARS: usize = 128;
 /// Largest drawer content accepted, in bytes (a drawer is a chunk, not a whole book).
 pub const MAX_CONTENT_BYTES: usize = 1024 * 1024;
 
+/// Longest `source_file` accepted, in bytes (Linux's PATH_MAX): it is echoed by every search.
+pub const MAX_SOURCE_FILE_BYTES: usize = 4096;
+/// Longest search query accepted, in bytes; the model reads only its first 256 tokens anyway.
+pub const MAX_QUERY_BYTES: usize = 16 * 1024;
+
+/// Checks a drawer's `source_file`: at most [`MAX_SOURCE_FILE_BYTES`], no control characters.
+pub fn validate_source_file(source_file: &str) -> Result<()> {
+    if source_file.len() > MAX_SOURCE_FILE_BYTES {
+        return Err(PalaceError::invalid(
+            "source_file",
+            format!(
+                "{} bytes is over the limit of {MAX_SOURCE_FILE_BYTES} bytes",
+                source_file.len()
+            ),
+        ));
+    }
+    if source_file.chars().any(char::is_control) {
+        return Err(PalaceError::invalid(
+            "source_file",
+            "contains control characters",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a search query: not blank, at most [`MAX_QUERY_BYTES`].
+pub fn validate_query(query: &str) -> Result<()> {
+    if query.trim().is_empty() {
+        return Err(PalaceError::invalid("query", "must not be empty"));
+    }
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(PalaceError::invalid(
+            "query",
+            format!(
+                "{} bytes is over the limit of {MAX_QUERY_BYTES} bytes; search with a shorter query",
+                query.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a listing offset is at most `max` (deeper pages cost a sort of everything before
+/// them: narrow the listing by wing or room instead).
+pub fn validate_offset(offset: usize, max: usize) -> Result<()> {
+    if offset > max {
+        return Err(PalaceError::invalid(
+            "offset",
+            format!("{offset} is over the limit of {max}; narrow the listing by wing or room"),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a wing or room name: non-empty, no surrounding white space, at most
 /// [`MAX_NAME_CHARS`] characters, and none of the characters that would break ids, paths or
 /// filters (control characters, `/`, `\`). Any other Unicode (Chinese, emoji, quotes) is fine:
@@ -131,5 +185,18 @@ mod tests {
         assert!(clamp_limit(0, 100).is_err());
         assert_eq!(clamp_limit(5, 100).unwrap(), 5);
         assert_eq!(clamp_limit(1_000_000, 100).unwrap(), 100);
+    }
+
+    #[test]
+    fn source_file_query_and_offset_bounds() {
+        validate_source_file("/home/u/notes.md").unwrap();
+        validate_source_file("").unwrap();
+        assert!(validate_source_file(&"a".repeat(MAX_SOURCE_FILE_BYTES + 1)).is_err());
+        assert!(validate_source_file("a\u{1b}[2Jb").is_err());
+        validate_query("fox").unwrap();
+        assert!(validate_query("  ").is_err());
+        assert!(validate_query(&"q".repeat(MAX_QUERY_BYTES + 1)).is_err());
+        validate_offset(10, 10).unwrap();
+        assert!(validate_offset(11, 10).is_err());
     }
 }

@@ -16,7 +16,7 @@ use mempalace_core::{
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use crate::facts::{entity_facts, relationship_facts, timeline_facts};
-use crate::schema::prepare;
+use crate::schema::{is_read_only, open_read_only, prepare};
 
 /// Where the graph lives.
 #[derive(Debug, Clone)]
@@ -153,7 +153,16 @@ fn open_connection(location: &Location, create: bool) -> rusqlite::Result<Option
                     })?;
                 }
             }
-            Connection::open(path)?
+            let mut conn = Connection::open(path)?;
+            return match prepare(&mut conn) {
+                Ok(()) => Ok(Some(conn)),
+                // A read-only palace: reads work, writes fail with SQLite's read-only error.
+                Err(e) if is_read_only(&e) && !create => {
+                    drop(conn);
+                    open_read_only(path).map(Some)
+                }
+                Err(e) => Err(e),
+            };
         }
     };
     prepare(&mut conn)?;
@@ -461,15 +470,24 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
             predicates: Default::default(),
         };
         self.read(op, empty, move |conn| {
-            let count = |sql_text: &str| -> Result<u64> {
-                conn.query_row(sql_text, [], |r| r.get::<_, i64>(0))
-                    .map(|n| n as u64)
-                    .map_err(sql(op))
-            };
-            let entities = count("SELECT COUNT(*) FROM entities")?;
-            let triples = count("SELECT COUNT(*) FROM triples")?;
-            let current_facts = count("SELECT COUNT(*) FROM triples WHERE valid_to IS NULL")?;
-            let mut stmt = conn
+            // One read transaction: every count sees the same snapshot, even while other
+            // processes write (separate statements could see current > total).
+            let tx = conn.transaction().map_err(sql(op))?;
+            let (entities, triples, current_facts) = tx
+                .query_row(
+                    "SELECT (SELECT COUNT(*) FROM entities), (SELECT COUNT(*) FROM triples), \
+                     (SELECT COUNT(*) FROM triples WHERE valid_to IS NULL)",
+                    [],
+                    |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?.max(0) as u64,
+                            r.get::<_, i64>(1)?.max(0) as u64,
+                            r.get::<_, i64>(2)?.max(0) as u64,
+                        ))
+                    },
+                )
+                .map_err(sql(op))?;
+            let mut stmt = tx
                 .prepare(
                     "SELECT predicate, COUNT(*) FROM triples GROUP BY predicate ORDER BY predicate",
                 )
@@ -482,11 +500,13 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
                     rows.collect::<rusqlite::Result<std::collections::BTreeMap<_, _>>>()
                 })
                 .map_err(sql(op))?;
+            drop(stmt);
+            tx.finish().map_err(sql(op))?;
             Ok(KgStats {
                 entities,
                 triples,
                 current_facts,
-                expired_facts: triples - current_facts,
+                expired_facts: triples.saturating_sub(current_facts),
                 relationship_types: predicates.keys().cloned().collect(),
                 predicates,
             })

@@ -2,7 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, ErrorCode};
+use std::path::Path;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 /// The file name of the graph inside a palace folder.
 pub const KG_FILE_NAME: &str = "knowledge_graph.sqlite3";
@@ -45,8 +47,48 @@ CREATE INDEX IF NOT EXISTS idx_triples_spo ON triples(subject, predicate, object
 /// Columns newer MemPalace versions added to `triples`; older files lack them.
 const LATER_TRIPLE_COLUMNS: [&str; 2] = ["source_drawer_id", "adapter_name"];
 
-/// Creates missing tables and indexes and adds missing columns, in one transaction.
+/// Tables and indexes [`CREATE_SCHEMA`] makes.
+const SCHEMA_OBJECTS: [&str; 7] = [
+    "entities",
+    "triples",
+    "idx_triples_subject",
+    "idx_triples_object",
+    "idx_triples_predicate",
+    "idx_triples_valid",
+    "idx_triples_spo",
+];
+
+/// Whether every table, index and column is already there (read-only check, no lock taken).
+fn schema_is_current(conn: &Connection) -> rusqlite::Result<bool> {
+    let present: i64 = conn.query_row(
+        &format!(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name IN ({})",
+            SCHEMA_OBJECTS.map(|n| format!("'{n}'")).join(",")
+        ),
+        [],
+        |r| r.get(0),
+    )?;
+    if present != SCHEMA_OBJECTS.len() as i64 {
+        return Ok(false);
+    }
+    let columns: i64 = conn.query_row(
+        &format!(
+            "SELECT COUNT(*) FROM pragma_table_info('triples') WHERE name IN ({})",
+            LATER_TRIPLE_COLUMNS.map(|n| format!("'{n}'")).join(",")
+        ),
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(columns == LATER_TRIPLE_COLUMNS.len() as i64)
+}
+
+/// Creates missing tables and indexes and adds missing columns, in one transaction. A file
+/// whose schema is complete is left alone, so reads never need a write lock (and a read-only
+/// palace can be read).
 fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<()> {
+    if schema_is_current(conn)? {
+        return Ok(());
+    }
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     tx.execute_batch(CREATE_SCHEMA)?;
     let existing: Vec<String> = {
@@ -84,6 +126,55 @@ pub(crate) fn prepare(conn: &mut Connection) -> rusqlite::Result<()> {
             outcome => return outcome,
         }
     }
+}
+
+/// True for errors that mean the file or its folder cannot be written (a read-only palace).
+pub(crate) fn is_read_only(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied)
+    )
+}
+
+/// Opens an existing graph for reading only, for a palace whose files or folder cannot be
+/// written. A WAL file needs its `-shm` index, which a read-only folder may not let SQLite
+/// create; then the file is opened as immutable (nothing else can be writing it either).
+pub(crate) fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    match conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    }) {
+        Ok(_) => Ok(conn),
+        Err(e) if is_read_only(&e) => {
+            drop(conn);
+            let uri = format!("file:{}?immutable=1", uri_path(path));
+            Connection::open_with_flags(
+                uri,
+                OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                    | OpenFlags::SQLITE_OPEN_URI,
+            )
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A path percent-encoded for an SQLite `file:` URI.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// True for SQLite's "another connection holds the lock" errors.

@@ -184,6 +184,13 @@ async fn acknowledged_writes_survive_kill() {
                 }
             }
         }
+        let wanted = 15 + round * 7;
+        assert_eq!(
+            acked.len(),
+            wanted,
+            "round {round}: the child must acknowledge {wanted} writes before it is killed \
+             (did it start?)"
+        );
         // SIGKILL: no destructor, no flush.
         child.kill().unwrap();
         child.wait().unwrap();

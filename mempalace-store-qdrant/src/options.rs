@@ -19,6 +19,10 @@ pub struct QdrantOptions {
     pub dimension: usize,
     /// Timeout for connecting and for each request.
     pub timeout: Duration,
+    /// The palace that owns the collection: recorded in the collection's metadata when it is
+    /// created (or first claimed), and a collection owned by another palace is refused.
+    /// `None` skips the check (a library user managing collections itself).
+    pub owner: Option<String>,
 }
 
 impl QdrantOptions {
@@ -37,7 +41,14 @@ impl QdrantOptions {
             collection: Self::DEFAULT_COLLECTION.to_string(),
             dimension,
             timeout: Self::DEFAULT_TIMEOUT,
+            owner: None,
         }
+    }
+
+    /// The same options with the owning palace's id.
+    pub fn with_owner(mut self, palace_id: impl Into<String>) -> Self {
+        self.owner = Some(palace_id.into());
+        self
     }
 
     /// The same options with another collection name.
@@ -110,6 +121,7 @@ impl fmt::Debug for QdrantOptions {
             .field("collection", &self.collection)
             .field("dimension", &self.dimension)
             .field("timeout", &self.timeout)
+            .field("owner", &self.owner)
             .finish()
     }
 }

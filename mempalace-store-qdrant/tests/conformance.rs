@@ -172,6 +172,53 @@ mod live {
         }
     }
 
+    /// One palace, one collection: the owner is recorded at creation, another palace's store
+    /// is refused on connect, and an unowned (older) collection is claimed by the first owner.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_collection_owned_by_another_palace_is_refused() {
+        let (plain, _guard) = fresh("owner", 8).await;
+        plain.create_if_missing().await.unwrap();
+        let owned = |owner: &str| {
+            let mut o = QdrantOptions::new(url(), 8)
+                .with_collection(plain.collection())
+                .with_owner(owner);
+            o.api_key = api_key();
+            o
+        };
+        // Unowned: the first palace claims it, then it is that palace's.
+        let a = QdrantStore::connect(owned("palace_a")).await.unwrap();
+        let (drawers, vectors) = seeded(5, 3, 8);
+        a.upsert(&drawers, &vectors).await.unwrap();
+        QdrantStore::connect(owned("palace_a")).await.unwrap();
+        match QdrantStore::connect(owned("palace_b")).await {
+            Err(PalaceError::InvalidInput { field, reason }) => {
+                assert_eq!(field, "collection");
+                assert!(
+                    reason.contains("palace_a") && reason.contains("palace_b"),
+                    "{reason}"
+                );
+            }
+            other => panic!("another palace's collection must be refused, got {other:?}"),
+        }
+        // A collection created by an owner records it from the start.
+        let name = unique_collection("owned");
+        let _guard2 = DropCollection(name.clone());
+        let mut first = QdrantOptions::new(url(), 8)
+            .with_collection(&name)
+            .with_owner("one");
+        first.api_key = api_key();
+        let one = QdrantStore::connect(first.clone()).await.unwrap();
+        one.create_if_missing().await.unwrap();
+        let mut second = first.clone();
+        second.owner = Some("two".into());
+        assert!(QdrantStore::connect(second).await.is_err());
+        assert_eq!(
+            a.count(&DrawerFilter::all()).await.unwrap(),
+            3,
+            "nothing changed"
+        );
+    }
+
     /// A collection made with another dimension is refused with both dimensions named.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn existing_collection_of_another_dimension_is_refused() {

@@ -1,6 +1,10 @@
 //! `MemPalaceServer`: the rmcp `ServerHandler` that lists the tools and runs them.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+
+use futures::FutureExt;
+use tokio::sync::Semaphore;
 
 use mempalace_core::reports::NoPalaceReport;
 use mempalace_core::{PALACE_PROTOCOL, Palace, PalaceError};
@@ -18,16 +22,50 @@ use super::tool_catalog::tools;
 /// The JSON-RPC error code of a tool whose operation failed.
 pub const TOOL_FAILED: ErrorCode = ErrorCode(-32000);
 
+/// The JSON-RPC error code of a tool that failed inside the server (a bug of ours, reported
+/// rather than dropped).
+pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+/// Most tool calls one server runs at once; more are refused with an error until one ends.
+pub const MAX_CALLS_IN_FLIGHT: usize = 64;
+
 /// Serves one palace's tools.
 #[derive(Clone)]
 pub struct MemPalaceServer {
     palace: Arc<Palace>,
+    in_flight: Arc<Semaphore>,
+}
+
+/// Runs one tool call's future; a panic inside it becomes an internal-error answer (a client
+/// must always get an answer to its request, and the server must keep serving).
+pub async fn answer_even_on_panic<F>(tool: &str, call: F) -> Result<serde_json::Value, McpError>
+where
+    F: std::future::Future<Output = Result<serde_json::Value, McpError>>,
+{
+    match AssertUnwindSafe(call).catch_unwind().await {
+        Ok(answer) => answer,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            tracing::error!(tool, panic = %what, "tool panicked");
+            Err(McpError::new(
+                INTERNAL_ERROR,
+                format!("internal error in {tool}: {what}"),
+                None,
+            ))
+        }
+    }
 }
 
 impl MemPalaceServer {
     /// A server over `palace`.
     pub fn new(palace: Arc<Palace>) -> Self {
-        MemPalaceServer { palace }
+        MemPalaceServer {
+            palace,
+            in_flight: Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT)),
+        }
     }
 
     /// Parses and runs one call; the JSON result, or the error to answer.
@@ -42,6 +80,24 @@ impl MemPalaceServer {
             }
         })?;
         let is_write = call.is_write();
+        let _permit = self.in_flight.try_acquire().map_err(|_| {
+            McpError::new(
+                TOOL_FAILED,
+                format!(
+                    "server busy: {MAX_CALLS_IN_FLIGHT} tool calls are in flight; retry when one has answered"
+                ),
+                None,
+            )
+        })?;
+        answer_even_on_panic(name, self.run(name, call, is_write)).await
+    }
+
+    async fn run(
+        &self,
+        name: &str,
+        call: ToolCall,
+        is_write: bool,
+    ) -> Result<serde_json::Value, McpError> {
         match dispatch(&self.palace, call).await {
             Ok(value) => Ok(value),
             // Reads of a palace that does not exist answer MemPalace's no-palace payload.
@@ -110,4 +166,25 @@ pub async fn serve_stdio(
     }
     guard.await??;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_tool_is_answered_with_an_error() {
+        let answer = answer_even_on_panic("mempalace_x", async {
+            if std::hint::black_box(true) {
+                panic!("date arithmetic overflowed");
+            }
+            Ok(serde_json::Value::Null)
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(answer.code, INTERNAL_ERROR);
+        assert!(answer.message.contains("date arithmetic overflowed"));
+        let fine = answer_even_on_panic("mempalace_x", async { Ok(serde_json::json!(1)) }).await;
+        assert_eq!(fine.unwrap(), serde_json::json!(1));
+    }
 }

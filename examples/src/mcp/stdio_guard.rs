@@ -47,11 +47,22 @@ const STANDARD_METHODS: &[&str] = &[
     "logging/setLevel",
 ];
 
+/// What kind of message a line that decodes carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    /// An `initialize` request.
+    Initialize,
+    /// Any other request (it has an id and gets an answer).
+    Request,
+    /// A notification, response or error from the client (no answer expected).
+    NoAnswerExpected,
+}
+
 /// What to do with one request line.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LineVerdict {
     /// A JSON-RPC message the MCP server decodes: pass it on.
-    Forward,
+    Forward(MessageKind),
     /// A notification the server would not understand: notifications get no answer.
     Ignore,
     /// Answer this error response here (the server would drop the line unanswered).
@@ -80,7 +91,12 @@ pub fn judge_line(bytes: &[u8]) -> LineVerdict {
                 format!("Invalid params for {}", custom.method),
             ));
         }
-        Ok(_) => return LineVerdict::Forward,
+        Ok(JsonRpcMessage::Request(JsonRpcRequest {
+            request: ClientRequest::InitializeRequest(_),
+            ..
+        })) => return LineVerdict::Forward(MessageKind::Initialize),
+        Ok(JsonRpcMessage::Request(_)) => return LineVerdict::Forward(MessageKind::Request),
+        Ok(_) => return LineVerdict::Forward(MessageKind::NoAnswerExpected),
         Err(e) => e,
     };
     let Some(object) = value.as_object() else {
@@ -195,6 +211,10 @@ where
         std::io::Result::Ok(())
     });
     let mut reader = BufReader::with_capacity(1 << 16, input);
+    // Until the client's `initialize` has gone through, the server's handshake reads only
+    // requests: a notification or response there would end the session, so it is dropped
+    // (the specification lets a client send none before initializing; none is lost).
+    let mut initialize_sent = false;
     while let Some(line) = read_line(&mut reader, MAX_LINE_BYTES).await? {
         let answer = match line {
             Err(len) => Some(parse_error_response(&format!(
@@ -202,7 +222,12 @@ where
             ))),
             Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => None,
             Ok(bytes) => match judge_line(&bytes) {
-                LineVerdict::Forward => {
+                LineVerdict::Forward(MessageKind::NoAnswerExpected) if !initialize_sent => {
+                    tracing::debug!("dropped a notification sent before initialize");
+                    None
+                }
+                LineVerdict::Forward(kind) => {
+                    initialize_sent |= kind == MessageKind::Initialize;
                     to_server.write_all(&bytes).await?;
                     to_server.write_all(b"\n").await?;
                     to_server.flush().await?;
@@ -241,10 +266,18 @@ mod tests {
     #[test]
     fn lines_are_judged_like_the_decoder_would() {
         let ok = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mempalace_status"}}"#;
-        assert_eq!(judge_line(ok.as_bytes()), LineVerdict::Forward);
+        assert_eq!(
+            judge_line(ok.as_bytes()),
+            LineVerdict::Forward(MessageKind::Request)
+        );
         assert_eq!(
             judge_line(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
-            LineVerdict::Forward
+            LineVerdict::Forward(MessageKind::NoAnswerExpected)
+        );
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        assert_eq!(
+            judge_line(init.as_bytes()),
+            LineVerdict::Forward(MessageKind::Initialize)
         );
         let batch = answer(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
         assert_eq!(
@@ -277,7 +310,7 @@ mod tests {
 
     #[tokio::test]
     async fn bad_lines_are_answered_good_lines_forwarded() {
-        let input = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\nnot json\n\n{\"a\":\"\\ud800\"}\n".to_vec();
+        let input = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\nnot json\n\xff\xfe\x00raw\n\n{\"a\":\"\\ud800\"}\n".to_vec();
         let (server_side, proxy_side) = tokio::io::duplex(1 << 16);
         let (from_server, to_server) = tokio::io::split(proxy_side);
         let (mut server_read, server_write) = tokio::io::split(server_side);
@@ -309,7 +342,7 @@ mod tests {
         );
         let answered = String::from_utf8(collector.await.unwrap()).unwrap();
         let lines: Vec<&str> = answered.lines().collect();
-        assert_eq!(lines.len(), 2, "{answered}");
+        assert_eq!(lines.len(), 3, "{answered}");
         for l in lines {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
             assert_eq!(v["error"]["code"], -32700);

@@ -173,6 +173,16 @@ mod tests {
                 "{bad}"
             );
         }
+        match ToolCall::parse(
+            "mempalace_search",
+            obj(json!({"query": "fox", "wnig": "nope"})),
+        ) {
+            Err(e @ ToolCallError::BadArguments { .. }) => {
+                assert!(e.to_string().contains("wnig"), "{e}")
+            }
+            other => panic!("a misspelt argument must be refused: {other:?}"),
+        }
+        assert!(ToolCall::parse("mempalace_status", obj(json!({"verbose": true}))).is_err());
         assert!(matches!(
             ToolCall::parse("nope", None),
             Err(ToolCallError::UnknownTool(_))

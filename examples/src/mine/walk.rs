@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use ignore::WalkBuilder;
 
 use crate::project_config::PROJECT_CONFIG_FILE;
+use crate::regular_file::{RegularFileError, read_regular};
 
 /// Folders never mined (build output, dependencies, caches, VCS).
 pub const SKIPPED_DIRS: &[&str] = &[
@@ -112,6 +113,10 @@ pub enum Skip {
     TooLarge,
     /// Not readable as UTF-8.
     NotUtf8,
+    /// A symlink, FIFO, device or folder where a regular file was listed.
+    NotRegular,
+    /// Could not be opened or read.
+    Unreadable,
 }
 
 /// The project's candidate files in a stable (sorted) order, and how many were passed over.
@@ -147,6 +152,12 @@ pub fn project_files(root: &Path, max_file_bytes: u64) -> (Vec<ProjectFile>, usi
             continue;
         }
         let path = entry.path().to_path_buf();
+        // Drawers record their file as text: a name that is not UTF-8 would be recorded
+        // lossily, and two such names could collide and overwrite each other's drawers.
+        if path.to_str().is_none() {
+            skipped += 1;
+            continue;
+        }
         let too_big = entry
             .metadata()
             .map(|m| m.len() > max_file_bytes)
@@ -174,14 +185,67 @@ fn has_binary_extension(path: &Path) -> bool {
 }
 
 /// Reads a file as text: `Err(Skip::Binary)` when it has a NUL byte in its first 8 KiB,
-/// `Err(Skip::NotUtf8)` when it is not UTF-8.
+/// `Err(Skip::NotUtf8)` when it is not UTF-8. The file is opened without following links and
+/// checked on the open handle to be a regular file (it may have been swapped for a link or a
+/// FIFO since the walk listed it), and at most `max_file_bytes + 1` bytes are read.
 pub fn read_text(path: &Path, max_file_bytes: u64) -> Result<String, Skip> {
-    let bytes = std::fs::read(path).map_err(|_| Skip::NotUtf8)?;
-    if bytes.len() as u64 > max_file_bytes {
-        return Err(Skip::TooLarge);
-    }
+    let bytes = read_regular(path, max_file_bytes).map_err(|e| match e {
+        RegularFileError::TooLarge { .. } => Skip::TooLarge,
+        RegularFileError::Symlink { .. } | RegularFileError::NotRegular { .. } => Skip::NotRegular,
+        _ => Skip::Unreadable,
+    })?;
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return Err(Skip::Binary);
     }
     String::from_utf8(bytes).map_err(|_| Skip::NotUtf8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_swapped_for_a_link_or_fifo_after_listing_is_not_read() {
+        let project = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.txt");
+        std::fs::write(&secret, "outside the project").unwrap();
+        let file = project.path().join("notes.md");
+        std::fs::write(&file, "inside").unwrap();
+        let (files, _) = project_files(project.path(), DEFAULT_MAX_FILE_BYTES);
+        assert_eq!(files.len(), 1);
+        // Swapped for a link between the walk and the read.
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink(&secret, &file).unwrap();
+        assert_eq!(
+            read_text(&files[0].path, DEFAULT_MAX_FILE_BYTES),
+            Err(Skip::NotRegular)
+        );
+        // Swapped for a FIFO: refused at once, not waited on.
+        std::fs::remove_file(&file).unwrap();
+        let c = std::ffi::CString::new(file.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        assert_eq!(
+            read_text(&files[0].path, DEFAULT_MAX_FILE_BYTES),
+            Err(Skip::NotRegular)
+        );
+        // Grown past the cap after the walk.
+        std::fs::remove_file(&file).unwrap();
+        std::fs::write(&file, vec![b'a'; 2048]).unwrap();
+        assert_eq!(read_text(&files[0].path, 1024), Err(Skip::TooLarge));
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_are_skipped() {
+        use std::os::unix::ffi::OsStrExt;
+        let project = tempfile::tempdir().unwrap();
+        for name in [&b"a\xff.md"[..], &b"a\xfe.md"[..]] {
+            let path = project.path().join(std::ffi::OsStr::from_bytes(name));
+            std::fs::write(path, "text").unwrap();
+        }
+        std::fs::write(project.path().join("ok.md"), "text").unwrap();
+        let (files, skipped) = project_files(project.path(), DEFAULT_MAX_FILE_BYTES);
+        assert_eq!(files.len(), 1);
+        assert_eq!(skipped, 2);
+    }
 }
