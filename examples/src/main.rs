@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use mempalace_cli::init::init_project;
-use mempalace_cli::mine::{MineOptions, mine_project};
+use mempalace_cli::mine::{Chunking, MineOptions, mine_project};
 use mempalace_cli::palace_config::{BackendKind, resolve_palace_path};
 use mempalace_cli::project_config::{ProjectConfig, slug};
 use mempalace_cli::stack::{StackOptions, create_palace, lazy_minilm, open_palace};
@@ -16,7 +16,7 @@ use mempalace_cli::{mcp, render};
 use mempalace_core::knowledge_graph::Supersede;
 use mempalace_core::reports::Status;
 use mempalace_core::temporal::today;
-use mempalace_core::{Direction, NewTriple, Page, Palace};
+use mempalace_core::{Direction, NewTriple, Page, Palace, SearchMode, SearchRequest};
 
 /// MemPalace: a memory palace for AI agents.
 ///
@@ -47,7 +47,7 @@ struct StackArgs {
     /// Qdrant API key.
     #[arg(long, global = true, env = "QDRANT_API_KEY", hide_env_values = true)]
     qdrant_api_key: Option<String>,
-    /// LanceDB table / Qdrant collection of a new palace [default: mempalace_drawers].
+    /// LanceDB table / Qdrant collection of a new palace [default: mempalace_drawers for LanceDB, mempalace_<palace id> for Qdrant].
     #[arg(long, global = true, value_name = "NAME")]
     collection: Option<String>,
     /// Folder holding all-MiniLM-L6-v2 [default: $MEMPALACE_MODEL_DIR, else ~/.cache/mempalace/models/all-MiniLM-L6-v2].
@@ -81,6 +81,9 @@ enum Command {
         /// No progress output.
         #[arg(long)]
         quiet: bool,
+        /// How files are cut into drawers.
+        #[arg(long, value_enum, default_value_t = Chunking::Context)]
+        chunking: Chunking,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -98,6 +101,15 @@ enum Command {
         /// Most results.
         #[arg(long, default_value_t = 5)]
         limit: usize,
+        /// Channels: hybrid (meaning and words, fused), vector (meaning) or lexical (words).
+        #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
+        mode: ModeArg,
+        /// Only drawers filed at or after this ISO date or date-time.
+        #[arg(long)]
+        since: Option<String>,
+        /// Only drawers filed before this ISO date or date-time.
+        #[arg(long)]
+        before: Option<String>,
         /// Print the exact search payload as JSON.
         #[arg(long)]
         json: bool,
@@ -113,6 +125,27 @@ enum Command {
     Kg(KgCommand),
     /// Serve the palace to an AI client over MCP (stdio).
     Mcp,
+}
+
+/// `--mode` of `search`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ModeArg {
+    /// Meaning and words, fused.
+    Hybrid,
+    /// Meaning only.
+    Vector,
+    /// Words only.
+    Lexical,
+}
+
+impl From<ModeArg> for SearchMode {
+    fn from(m: ModeArg) -> Self {
+        match m {
+            ModeArg::Hybrid => SearchMode::Hybrid,
+            ModeArg::Vector => SearchMode::Vector,
+            ModeArg::Lexical => SearchMode::Lexical,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -240,6 +273,7 @@ async fn run(cli: Cli) -> Result<()> {
             batch_size,
             max_file_size,
             quiet,
+            chunking,
             json,
         } => {
             let project = ProjectConfig::load(&dir)?;
@@ -255,6 +289,7 @@ async fn run(cli: Cli) -> Result<()> {
             mine_opts.batch_size = batch_size.max(1);
             mine_opts.max_file_bytes = max_file_size;
             mine_opts.quiet = quiet || json;
+            mine_opts.chunking = chunking;
             let cancel = Arc::new(AtomicBool::new(false));
             {
                 let cancel = Arc::clone(&cancel);
@@ -290,11 +325,17 @@ async fn run(cli: Cli) -> Result<()> {
             wing,
             room,
             limit,
+            mode,
+            since,
+            before,
             json,
         } => {
-            let r = palace
-                .search(&query, wing.as_deref(), room.as_deref(), limit)
-                .await?;
+            let mut request = SearchRequest::new(query).limit(limit).mode(mode.into());
+            request.wing = wing;
+            request.room = room;
+            request.since = since;
+            request.before = before;
+            let r = palace.search_with(&request).await?;
             if json {
                 print_json(&r)?;
             } else {

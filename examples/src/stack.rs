@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use mempalace_core::{Embedder, KnowledgeGraph, LazyEmbedder, Palace, VectorStore};
+use mempalace_core::{Embedder, Fusion, KnowledgeGraph, LazyEmbedder, Palace, VectorStore};
 use mempalace_embed_candle::{DIMENSION, MODEL_NAME, MiniLmEmbedder};
 use mempalace_kg_sqlite::SqliteKnowledgeGraph;
 use mempalace_store_lance::{LanceOptions, LanceStore};
 use mempalace_store_qdrant::{QdrantOptions, QdrantStore};
 
-use crate::palace_config::{BackendKind, PalaceConfig};
+use crate::palace_config::{BackendKind, PalaceConfig, collection_for, palace_id_for};
 
 /// Folder of the LanceDB database inside the palace.
 pub const LANCE_DIR: &str = "lance";
@@ -47,15 +47,21 @@ pub fn lazy_minilm(model_dir: Option<PathBuf>) -> Arc<LazyEmbedder> {
     }))
 }
 
-/// Opens (without creating) the palace described by `opts`, with `embedder`.
-pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Result<Palace> {
+/// The palace's config as `opts` asks for it: the recorded `palace.json` when there is one
+/// (a backend or collection that contradicts it is an error), else a new one. A palace gets
+/// its id here, and a new Qdrant palace a collection named for that id.
+pub fn resolve_config(
+    opts: &StackOptions,
+    recorded: Option<&PalaceConfig>,
+    model: &str,
+    dimension: usize,
+) -> Result<PalaceConfig> {
     let path = &opts.palace_path;
-    let recorded = PalaceConfig::load(path)?;
-    let mut config = recorded.clone().unwrap_or_else(|| {
+    let mut config = recorded.cloned().unwrap_or_else(|| {
         PalaceConfig::new(
             opts.backend.unwrap_or(BackendKind::Lancedb),
-            embedder.model_name(),
-            embedder.dimension(),
+            model,
+            dimension,
         )
     });
     if let Some(b) = opts.backend {
@@ -72,8 +78,13 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
     if let Some(url) = &opts.qdrant_url {
         config.qdrant_url = Some(url.clone());
     }
-    if let Some(collection) = &opts.collection {
-        if recorded.is_some() && *collection != config.table {
+    let palace_id = config
+        .palace_id
+        .clone()
+        .unwrap_or_else(|| palace_id_for(path));
+    config.palace_id = Some(palace_id.clone());
+    match &opts.collection {
+        Some(collection) if recorded.is_some() && *collection != config.table => {
             anyhow::bail!(
                 "the palace at {} keeps its drawers in {:?}; it cannot be opened with --collection {:?}",
                 path.display(),
@@ -81,18 +92,47 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
                 collection
             );
         }
-        config.table = collection.clone();
+        Some(collection) => config.table = collection.clone(),
+        // One palace, one collection: two palaces on one Qdrant server never share one.
+        None if recorded.is_none() && config.backend == BackendKind::Qdrant => {
+            config.table = collection_for(&palace_id);
+        }
+        None => {}
     }
+    Ok(config)
+}
+
+/// Opens (without creating) the palace described by `opts`, with `embedder`.
+pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Result<Palace> {
+    let path = &opts.palace_path;
+    let recorded = PalaceConfig::load(path)?;
+    let config = resolve_config(
+        opts,
+        recorded.as_ref(),
+        embedder.model_name(),
+        embedder.dimension(),
+    )?;
     config.check_embedder(embedder.model_name(), embedder.dimension(), path)?;
 
     let store: Arc<dyn VectorStore> = match config.backend {
-        BackendKind::Lancedb => Arc::new(
-            LanceStore::open(
-                LanceOptions::new(path.join(LANCE_DIR), config.dimension).with_table(&config.table),
+        BackendKind::Lancedb => {
+            // LanceDB addresses its files by a UTF-8 URI: a lossy conversion would put the data
+            // in a sibling folder, so such a path is refused instead.
+            let lance_dir = path.join(LANCE_DIR);
+            if lance_dir.to_str().is_none() {
+                anyhow::bail!(
+                    "the palace path {} is not valid UTF-8, which the LanceDB backend cannot address; choose another folder",
+                    path.display()
+                );
+            }
+            Arc::new(
+                LanceStore::open(
+                    LanceOptions::new(lance_dir, config.dimension).with_table(&config.table),
+                )
+                .await
+                .context("opening the LanceDB store")?,
             )
-            .await
-            .context("opening the LanceDB store")?,
-        ),
+        }
         BackendKind::Qdrant => {
             let url = config
                 .qdrant_url
@@ -100,6 +140,9 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
                 .unwrap_or_else(|| QdrantOptions::DEFAULT_URL.to_string());
             let mut q = QdrantOptions::new(url, config.dimension).with_collection(&config.table);
             q.api_key = opts.qdrant_api_key.clone();
+            if let Some(id) = &config.palace_id {
+                q = q.with_owner(id.clone());
+            }
             Arc::new(
                 QdrantStore::connect(q)
                     .await
@@ -108,26 +151,65 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
         }
     };
     let kg: Arc<dyn KnowledgeGraph> = Arc::new(SqliteKnowledgeGraph::in_palace(path));
-    // A palace that exists gets its palace.json (palaces created by a first MCP write have none yet).
-    if recorded.is_none() && store.exists().await? {
-        config.save(path)?;
+    // A palace that exists gets its palace.json (palaces created by a first MCP write have
+    // none yet, older ones no id); best effort, so a read-only palace still opens.
+    let needs_record = recorded.as_ref().is_none_or(|r| r.palace_id.is_none());
+    if needs_record && store.exists().await? {
+        if let Err(e) = config.save(path) {
+            tracing::warn!(error = %format!("{e:#}"), "could not record palace.json; continuing");
+        }
     }
-    Ok(Palace::new(path, embedder, store, kg)?)
+    Ok(Palace::new(path, embedder, store, kg)?.with_fusion(fusion_from_env()?))
+}
+
+/// MemPalace 3.11's variables for the hybrid weights.
+pub const VECTOR_WEIGHT_ENV: &str = "MEMPALACE_HYBRID_VECTOR_WEIGHT";
+/// See [`VECTOR_WEIGHT_ENV`].
+pub const LEXICAL_WEIGHT_ENV: &str = "MEMPALACE_HYBRID_BM25_WEIGHT";
+
+/// The hybrid search weights: [`Fusion::default`], or the weights set in
+/// `MEMPALACE_HYBRID_VECTOR_WEIGHT` / `MEMPALACE_HYBRID_BM25_WEIGHT` (as MemPalace 3.11 reads
+/// them; non-negative numbers, not both zero).
+pub fn fusion_from_env() -> Result<Fusion> {
+    let mut fusion = Fusion::default();
+    let read = |name: &str| -> Result<Option<f64>> {
+        match std::env::var(name) {
+            Ok(v) if !v.trim().is_empty() => {
+                let w: f64 = v
+                    .trim()
+                    .parse()
+                    .with_context(|| format!("{name}={v:?} is not a number"))?;
+                if !w.is_finite() || w < 0.0 {
+                    anyhow::bail!("{name}={v:?} must be a non-negative number");
+                }
+                Ok(Some(w))
+            }
+            _ => Ok(None),
+        }
+    };
+    if let Some(w) = read(VECTOR_WEIGHT_ENV)? {
+        fusion.vector_weight = w;
+    }
+    if let Some(w) = read(LEXICAL_WEIGHT_ENV)? {
+        fusion.lexical_weight = w;
+    }
+    if fusion.vector_weight + fusion.lexical_weight <= 0.0 {
+        anyhow::bail!("{VECTOR_WEIGHT_ENV} and {LEXICAL_WEIGHT_ENV} must not both be 0");
+    }
+    Ok(fusion)
 }
 
 /// Creates the palace (store, graph and palace.json) if missing.
 pub async fn create_palace(palace: &Palace, opts: &StackOptions) -> Result<()> {
     palace.init().await?;
-    if PalaceConfig::load(&opts.palace_path)?.is_none() {
-        let mut config = PalaceConfig::new(
-            opts.backend.unwrap_or(BackendKind::Lancedb),
+    let recorded = PalaceConfig::load(&opts.palace_path)?;
+    if recorded.as_ref().is_none_or(|r| r.palace_id.is_none()) {
+        let config = resolve_config(
+            opts,
+            recorded.as_ref(),
             palace.embedder().model_name(),
             palace.embedder().dimension(),
-        );
-        config.qdrant_url = opts.qdrant_url.clone();
-        if let Some(collection) = &opts.collection {
-            config.table = collection.clone();
-        }
+        )?;
         config.save(&opts.palace_path)?;
     }
     Ok(())

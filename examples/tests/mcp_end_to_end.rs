@@ -180,12 +180,20 @@ async fn four_phases(stack_args: &[String]) {
     assert_eq!(found["query"], "why did we switch our login provider");
     assert_eq!(
         found["filters"],
-        json!({"wing": "wing_myproject", "room": null})
+        json!({"wing": "wing_myproject", "room": null, "source_file": null, "since": null, "before": null})
     );
+    assert_eq!(found["mode"], "hybrid");
     let results = found["results"].as_array().unwrap();
     assert_eq!(results.len(), 2);
     let top = results[0].as_object().unwrap();
-    assert_eq!(top.len(), 5, "{top:?}");
+    assert_eq!(top.len(), 13, "the seed's five fields and 3.11's: {top:?}");
+    assert!(
+        top["drawer_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("drawer_wing_myproject_auth_")
+    );
+    assert!(top["score"].as_f64().unwrap() >= results[1]["score"].as_f64().unwrap());
     assert_eq!(top["room"], "auth");
     assert_eq!(top["wing"], "wing_myproject");
     assert_eq!(top["source_file"], "auth.md");

@@ -60,6 +60,117 @@ pub fn chunk_text(content: &str) -> Vec<Chunk> {
     chunks
 }
 
+/// Longest first line that counts as a file's title (a heading, a date line, a subject).
+pub const MAX_TITLE_CHARS: usize = 160;
+
+/// Splits a file for mining into chunks that keep their meaning:
+/// - a chunk ends at a paragraph break, else a line break, else a sentence end, else a space,
+///   when one lies in the second half of the window (a transcript's turn, one per line, is not
+///   cut unless it alone is longer than half a window);
+/// - the next chunk starts at the beginning of a line (else of a word) inside the overlap, so
+///   no chunk starts mid-word;
+/// - every chunk that does not show them itself starts with the file's title (its first line,
+///   when short: a heading, a session date, a subject) and the nearest Markdown heading above
+///   it, so a chunk from the middle of a file still says what and when it is about.
+///
+/// The drawer holds exactly this text; chunks under [`MIN_CHUNK_SIZE`] characters of their
+/// own are dropped.
+pub fn chunk_document(content: &str) -> Vec<Chunk> {
+    let content = content.trim();
+    let chars: Vec<(usize, char)> = content.char_indices().collect();
+    let total = chars.len();
+    let byte_at = |i: usize| chars.get(i).map_or(content.len(), |(b, _)| *b);
+    let slice = |from: usize, to: usize| &content[byte_at(from)..byte_at(to)];
+    let title = content
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .filter(|l| l.chars().count() <= MAX_TITLE_CHARS && total > CHUNK_SIZE)
+        .map(|l| l.trim_start_matches('#').trim().to_string());
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    while start < total {
+        let mut end = (start + CHUNK_SIZE).min(total);
+        if end < total {
+            end = cut_point(&chars, start, end);
+        }
+        let own = slice(start, end).trim();
+        if own.chars().count() >= MIN_CHUNK_SIZE {
+            let heading = nearest_heading(slice(0, start));
+            let mut context: Vec<&str> = Vec::new();
+            if let Some(t) = title.as_deref()
+                && !own.contains(t)
+            {
+                context.push(t);
+            }
+            if let Some(h) = heading
+                && !own.contains(h)
+                && title.as_deref() != Some(h)
+            {
+                context.push(h);
+            }
+            let text = if context.is_empty() {
+                own.to_string()
+            } else {
+                format!("{}\n\n{own}", context.join(" › "))
+            };
+            chunks.push(Chunk {
+                index: chunks.len() as u32,
+                text,
+            });
+        }
+        if end >= total {
+            break;
+        }
+        start = overlap_start(&chars, start, end);
+    }
+    chunks
+}
+
+/// Where a window `[start, end)` should end: the last paragraph break, line break, sentence
+/// end or space in its second half, else `end`.
+fn cut_point(chars: &[(usize, char)], start: usize, end: usize) -> usize {
+    let half = start + CHUNK_SIZE / 2;
+    let window = &chars[half..end];
+    let last =
+        |pred: &dyn Fn(usize) -> bool| (0..window.len()).rev().find(|&i| pred(i)).map(|i| half + i);
+    let c = |i: usize| window[i].1;
+    last(&|i| c(i) == '\n' && i > 0 && c(i - 1) == '\n')
+        .or_else(|| last(&|i| c(i) == '\n'))
+        .or_else(|| {
+            last(&|i| c(i).is_whitespace() && i > 0 && matches!(c(i - 1), '.' | '?' | '!' | '。'))
+        })
+        .or_else(|| last(&|i| c(i).is_whitespace()))
+        .unwrap_or(end)
+}
+
+/// Where the chunk after `[start, end)` starts: at a line start inside the last
+/// [`CHUNK_OVERLAP`] characters, else at a word start there, else exactly `end - overlap`;
+/// always after `start`.
+fn overlap_start(chars: &[(usize, char)], start: usize, end: usize) -> usize {
+    let from = end.saturating_sub(CHUNK_OVERLAP).max(start + 1);
+    let region = from..end;
+    let after = |pred: &dyn Fn(char) -> bool| {
+        region
+            .clone()
+            .find(|&i| i > 0 && pred(chars[i - 1].1) && !chars[i].1.is_whitespace())
+    };
+    after(&|p| p == '\n')
+        .or_else(|| after(&char::is_whitespace))
+        .unwrap_or(from)
+}
+
+/// The text of the last Markdown heading (`#` to `######`) in `before`, if any.
+fn nearest_heading(before: &str) -> Option<&str> {
+    before
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('#') && l.trim_start_matches('#').starts_with(' '))
+        .map(|l| l.trim_start_matches('#').trim())
+        .filter(|h| !h.is_empty() && h.chars().count() <= MAX_TITLE_CHARS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +230,58 @@ mod tests {
         let joined_len: usize = chunks.iter().map(|c| c.text.len()).sum();
         assert!(joined_len >= text.trim().len());
         assert!(text.ends_with(chunks.last().unwrap().text.as_str()));
+    }
+
+    #[test]
+    fn documents_keep_title_and_heading_and_never_cut_a_short_turn() {
+        let mut text = String::from("Session 7 — 2023-05-08\n\n");
+        for i in 0..40 {
+            text.push_str(&format!(
+                "{}: turn number {i} talks about the lighthouse, the beacon and the harbour.\n",
+                if i % 2 == 0 { "Caroline" } else { "Melanie" }
+            ));
+        }
+        text.push_str("\n## Plans\n\n");
+        text.push_str(&"We will visit the museum on Saturday morning. ".repeat(30));
+        let chunks = chunk_document(&text);
+        assert!(chunks.len() >= 4, "{}", chunks.len());
+        for c in &chunks {
+            assert!(c.text.contains("Session 7 — 2023-05-08"), "{:?}", c.text);
+            // Every line is a whole turn or sentence run: none starts mid-word.
+            let body = c
+                .text
+                .split_once("\n\n")
+                .map_or(c.text.as_str(), |(_, b)| b);
+            let at = text
+                .find(body)
+                .expect("the body is verbatim text of the file");
+            assert!(
+                at == 0 || text[..at].ends_with(char::is_whitespace),
+                "starts mid-word: {body:?}"
+            );
+        }
+        let turns: Vec<&Chunk> = chunks
+            .iter()
+            .filter(|c| c.text.contains("turn number"))
+            .collect();
+        for c in turns {
+            for line in c.text.lines().filter(|l| l.contains("turn number")) {
+                assert!(line.ends_with("harbour."), "a turn was cut: {line:?}");
+            }
+        }
+        let last = chunks.last().unwrap();
+        assert!(
+            last.text.contains("Session 7 — 2023-05-08 › Plans"),
+            "{:?}",
+            last.text
+        );
+        // Short files are one chunk, with no prefix.
+        let short = chunk_document("# Note\n\nThe beacon was repaired on Tuesday by the keeper.");
+        assert_eq!(short.len(), 1);
+        assert!(short[0].text.starts_with("# Note"));
+        // Text with no spaces at all still advances and covers everything.
+        let dense = "记忆宫殿".repeat(500);
+        let c = chunk_document(&dense);
+        assert!(c.len() >= 2 && c.iter().all(|c| c.text.chars().count() <= CHUNK_SIZE + 200));
     }
 }

@@ -1,10 +1,13 @@
-//! Drawer filters by wing, room and source file.
+//! Drawer filters by wing, room, source file, id and filing time.
 
 use serde::{Deserialize, Serialize};
 
 use crate::drawer::Drawer;
 
 /// Restricts an operation to drawers matching every field that is set (all unset: everything).
+///
+/// `filed_from` / `filed_before` compare `filed_at` as text; [`crate::Palace`] hands stores
+/// canonical `YYYY-MM-DDTHH:MM:SS[.ffffff]` bounds, which sort chronologically.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DrawerFilter {
     /// Only drawers in this wing.
@@ -13,6 +16,15 @@ pub struct DrawerFilter {
     pub room: Option<String>,
     /// Only drawers from this source file (exact match on the stored path).
     pub source_file: Option<String>,
+    /// Only drawers with one of these ids (an empty list matches nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ids: Option<Vec<String>>,
+    /// Only drawers filed at or after this instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filed_from: Option<String>,
+    /// Only drawers filed before this instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filed_before: Option<String>,
 }
 
 impl DrawerFilter {
@@ -55,9 +67,27 @@ impl DrawerFilter {
         self
     }
 
+    /// Adds an id condition: only these drawers.
+    pub fn with_ids(mut self, ids: Vec<String>) -> Self {
+        self.ids = Some(ids);
+        self
+    }
+
+    /// Adds a filing-time window: at or after `from`, before `before` (either may be open).
+    pub fn filed_between(mut self, from: Option<String>, before: Option<String>) -> Self {
+        self.filed_from = from;
+        self.filed_before = before;
+        self
+    }
+
     /// True when no condition is set.
     pub fn is_empty(&self) -> bool {
-        self.wing.is_none() && self.room.is_none() && self.source_file.is_none()
+        self.wing.is_none()
+            && self.room.is_none()
+            && self.source_file.is_none()
+            && self.ids.is_none()
+            && self.filed_from.is_none()
+            && self.filed_before.is_none()
     }
 
     /// Whether a drawer satisfies the filter (used by in-process stores; real backends push
@@ -70,5 +100,17 @@ impl DrawerFilter {
                 .source_file
                 .as_deref()
                 .is_none_or(|s| s == m.source_file)
+            && self
+                .ids
+                .as_ref()
+                .is_none_or(|ids| ids.iter().any(|id| *id == drawer.id))
+            && self
+                .filed_from
+                .as_deref()
+                .is_none_or(|from| m.filed_at.as_str() >= from)
+            && self
+                .filed_before
+                .as_deref()
+                .is_none_or(|before| m.filed_at.as_str() < before)
     }
 }

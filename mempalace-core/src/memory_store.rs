@@ -8,8 +8,9 @@ use async_trait::async_trait;
 use crate::drawer::Drawer;
 use crate::error::{PalaceError, Result};
 use crate::filter::DrawerFilter;
+use crate::lexical::{idf, query_terms, term_weight, terms};
 use crate::similarity::cosine_distance;
-use crate::vector_store::{Neighbour, Page, RoomCount, VectorStore};
+use crate::vector_store::{LexicalHit, Neighbour, Page, RoomCount, VectorStore};
 
 /// What the store holds once created.
 #[derive(Default)]
@@ -18,7 +19,7 @@ struct Contents {
     rows: BTreeMap<String, (Drawer, Vec<f32>)>,
 }
 
-/// An exact (brute-force cosine) vector store held in memory.
+/// An exact (brute-force cosine, exact BM25) vector store held in memory.
 ///
 /// It is the ground truth of the conformance suite: ranking is exact, ties are broken by id,
 /// filters are applied before ranking, and it is safe to share between threads. Small apps and
@@ -124,6 +125,60 @@ impl VectorStore for MemoryStore {
         });
         scored.truncate(limit);
         Ok(scored)
+    }
+
+    /// Exact BM25 with statistics (document count, document frequencies, average length) over
+    /// every drawer in the store, as a full-text index would keep them.
+    async fn lexical_query(
+        &self,
+        text: &str,
+        filter: &DrawerFilter,
+        limit: usize,
+    ) -> Result<Vec<LexicalHit>> {
+        let wanted = query_terms(text);
+        if wanted.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let contents = self.read();
+        let n = contents.rows.len();
+        let mut total_length = 0usize;
+        let mut document_frequency = vec![0usize; wanted.len()];
+        // (drawer, length, term frequencies) of the drawers the filter keeps.
+        let mut kept = Vec::new();
+        for (drawer, _) in contents.rows.values() {
+            let ts = terms(&drawer.text);
+            total_length += ts.len();
+            let tf: Vec<usize> = wanted
+                .iter()
+                .map(|w| ts.iter().filter(|t| *t == w).count())
+                .collect();
+            for (df, f) in document_frequency.iter_mut().zip(&tf) {
+                *df += usize::from(*f > 0);
+            }
+            if filter.matches(drawer) && tf.iter().any(|f| *f > 0) {
+                kept.push((drawer, ts.len(), tf));
+            }
+        }
+        let average = total_length as f64 / n.max(1) as f64;
+        let idfs: Vec<f64> = document_frequency.iter().map(|df| idf(n, *df)).collect();
+        let mut hits: Vec<LexicalHit> = kept
+            .into_iter()
+            .map(|(drawer, length, tf)| LexicalHit {
+                drawer: drawer.clone(),
+                score: tf
+                    .iter()
+                    .zip(&idfs)
+                    .map(|(f, idf)| idf * term_weight(*f, length, average))
+                    .sum::<f64>() as f32,
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.drawer.id.cmp(&b.drawer.id))
+        });
+        hits.truncate(limit);
+        Ok(hits)
     }
 
     async fn get(&self, ids: &[String]) -> Result<Vec<Drawer>> {

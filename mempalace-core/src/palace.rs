@@ -1,6 +1,7 @@
 //! `Palace`: the service that implements MemPalace's behaviour once, over any backends.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,11 +11,18 @@ use crate::embedder::Embedder;
 use crate::error::{PalaceError, Result};
 use crate::filter::DrawerFilter;
 use crate::knowledge_graph::{Direction, KnowledgeGraph, NewTriple, Supersede};
+use crate::lexical::bm25_over;
 use crate::protocol::{AAAK_SPEC, PALACE_PROTOCOL};
 use crate::reports::*;
+use crate::retrieval::{
+    Candidate, Fusion, Ranked, SearchMode, SearchRequest, filing_bound, fuse, union,
+};
 use crate::similarity::similarity_from_distance;
 use crate::temporal::{now_iso, today};
-use crate::validation::{clamp_limit, validate_content, validate_name, validate_threshold};
+use crate::validation::{
+    clamp_limit, validate_content, validate_name, validate_offset, validate_query,
+    validate_source_file, validate_threshold,
+};
 use crate::vector_store::{Page, RoomCount, VectorStore};
 use crate::write_lock::{FileWriteLock, WriteLock};
 
@@ -32,6 +40,8 @@ pub struct PalaceLimits {
     pub max_page: usize,
     /// How many nearest drawers the duplicate check inspects.
     pub duplicate_candidates: usize,
+    /// Deepest offset a listing or timeline accepts (a deeper page sorts everything before it).
+    pub max_offset: usize,
 }
 
 impl Default for PalaceLimits {
@@ -40,6 +50,7 @@ impl Default for PalaceLimits {
             max_search_results: 100,
             max_page: 1000,
             duplicate_candidates: 5,
+            max_offset: 100_000,
         }
     }
 }
@@ -90,6 +101,7 @@ pub struct Palace {
     kg: Arc<dyn KnowledgeGraph>,
     write_lock: Arc<dyn WriteLock>,
     limits: PalaceLimits,
+    fusion: Fusion,
 }
 
 impl Palace {
@@ -120,6 +132,7 @@ impl Palace {
             kg,
             write_lock,
             limits: PalaceLimits::default(),
+            fusion: Fusion::default(),
         })
     }
 
@@ -132,6 +145,12 @@ impl Palace {
     /// Replaces the call limits.
     pub fn with_limits(mut self, limits: PalaceLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Replaces how hybrid search weighs its two channels.
+    pub fn with_fusion(mut self, fusion: Fusion) -> Self {
+        self.fusion = fusion;
         self
     }
 
@@ -232,9 +251,8 @@ impl Palace {
         Ok(filter)
     }
 
-    /// Semantic search, optionally within a wing and/or room; at most `limit` hits (capped at
-    /// [`PalaceLimits::max_search_results`]). A wing or room that holds no drawer at all is an
-    /// error naming the ones that exist, so a typo is not mistaken for "nothing found".
+    /// Search, optionally within a wing and/or room; at most `limit` hits (capped at
+    /// [`PalaceLimits::max_search_results`]). Hybrid: see [`Palace::search_with`].
     pub async fn search(
         &self,
         query: &str,
@@ -242,35 +260,173 @@ impl Palace {
         room: Option<&str>,
         limit: usize,
     ) -> Result<SearchResponse> {
-        if query.trim().is_empty() {
-            return Err(PalaceError::invalid("query", "must not be empty"));
+        let mut request = SearchRequest::new(query).limit(limit);
+        request.wing = wing.map(str::to_string);
+        request.room = room.map(str::to_string);
+        self.search_with(&request).await
+    }
+
+    /// Runs a [`SearchRequest`]: the vector channel (nearest by meaning), the lexical channel
+    /// (best by words), or both fused ([`crate::retrieval`]). Every filter is pushed down into
+    /// the store. A wing or room that holds no drawer at all is an error naming the ones that
+    /// exist, so a typo is not mistaken for "nothing found". Hits with identical text are
+    /// folded into the first (`also_in`).
+    pub async fn search_with(&self, request: &SearchRequest) -> Result<SearchResponse> {
+        let query = request.query.as_str();
+        validate_query(query)?;
+        let limit = clamp_limit(request.limit, self.limits.max_search_results)?;
+        let mut filter = Self::search_filter(request.wing.as_deref(), request.room.as_deref())?;
+        if let Some(source) = &request.source_file {
+            validate_source_file(source)?;
+            filter.source_file = Some(source.clone());
         }
-        let limit = clamp_limit(limit, self.limits.max_search_results)?;
-        let filter = Self::search_filter(wing, room)?;
+        let since = request
+            .since
+            .as_deref()
+            .map(|v| filing_bound("since", v))
+            .transpose()?;
+        let before = request
+            .before
+            .as_deref()
+            .map(|v| filing_bound("before", v))
+            .transpose()?;
+        if let (Some(s), Some(b)) = (&since, &before)
+            && s >= b
+        {
+            return Err(PalaceError::invalid(
+                "since",
+                format!("since ({s}) must be earlier than before ({b})"),
+            ));
+        }
+        filter = filter.filed_between(since.clone(), before.clone());
+        if let Some(max) = request.max_distance
+            && !(0.0..=2.0).contains(&max)
+        {
+            return Err(PalaceError::invalid(
+                "max_distance",
+                format!("{max} is outside [0, 2]"),
+            ));
+        }
         self.require_palace().await?;
-        let vector = self.embed_one(query).await?;
-        let neighbours = self.store.query(&vector, &filter, limit).await?;
-        if neighbours.is_empty() {
-            self.check_known(wing, room).await?;
-        }
-        let results = neighbours
+
+        let fusion = self.fusion;
+        let ranked: Vec<Ranked> = match request.mode {
+            SearchMode::Vector => {
+                let vector = self.embed_one(query).await?;
+                let neighbours = self.store.query(&vector, &filter, limit).await?;
+                let texts: Vec<&str> = neighbours.iter().map(|n| n.drawer.text.as_str()).collect();
+                let bm25 = bm25_over(query, &texts);
+                neighbours
+                    .into_iter()
+                    .zip(bm25)
+                    .map(|(n, bm25)| Ranked {
+                        score: (1.0 - f64::from(n.distance)).max(0.0),
+                        bm25,
+                        candidate: Candidate {
+                            drawer: n.drawer,
+                            distance: Some(n.distance),
+                            by_vector: true,
+                            by_lexical: false,
+                        },
+                    })
+                    .collect()
+            }
+            SearchMode::Lexical => {
+                let hits = self.store.lexical_query(query, &filter, limit).await?;
+                let ids: Vec<String> = hits.iter().map(|h| h.drawer.id.clone()).collect();
+                let distances = self.distances_of(query, &filter, ids).await?;
+                hits.into_iter()
+                    .map(|h| Ranked {
+                        score: f64::from(h.score),
+                        bm25: f64::from(h.score),
+                        candidate: Candidate {
+                            distance: distances.get(&h.drawer.id).copied(),
+                            drawer: h.drawer,
+                            by_vector: false,
+                            by_lexical: true,
+                        },
+                    })
+                    .collect()
+            }
+            SearchMode::Hybrid => {
+                let wanted = fusion.candidates_for(limit);
+                let vector = self.embed_one(query).await?;
+                let (neighbours, lexical) = tokio::join!(
+                    self.store.query(&vector, &filter, wanted),
+                    self.store.lexical_query(query, &filter, wanted),
+                );
+                let (mut candidates, missing) = union(
+                    neighbours?
+                        .into_iter()
+                        .map(|n| (n.drawer, n.distance))
+                        .collect(),
+                    lexical?.into_iter().map(|h| h.drawer).collect(),
+                );
+                if !missing.is_empty() {
+                    let n = missing.len();
+                    let found = self
+                        .store
+                        .query(&vector, &filter.clone().with_ids(missing), n)
+                        .await?;
+                    let distances: std::collections::HashMap<String, f32> = found
+                        .into_iter()
+                        .map(|n| (n.drawer.id, n.distance))
+                        .collect();
+                    for c in &mut candidates {
+                        if c.distance.is_none() {
+                            c.distance = distances.get(&c.drawer.id).copied();
+                        }
+                    }
+                }
+                fuse(query, candidates, &fusion)
+            }
+        };
+        let ranked: Vec<Ranked> = ranked
             .into_iter()
-            .map(|n| SearchHit {
-                source_file: file_name(&n.drawer.metadata.source_file),
-                text: n.drawer.text,
-                wing: n.drawer.metadata.wing,
-                room: n.drawer.metadata.room,
-                similarity: similarity_from_distance(n.distance),
+            .filter(|r| match (request.max_distance, r.candidate.distance) {
+                (Some(max), Some(d)) => f64::from(d) <= max,
+                (Some(_), None) => false,
+                (None, _) => true,
             })
             .collect();
+        let results = fold_identical_texts(ranked, limit);
+        if results.is_empty() {
+            self.check_known(request.wing.as_deref(), request.room.as_deref())
+                .await?;
+        }
         Ok(SearchResponse {
             query: query.to_string(),
+            mode: request.mode.as_str().to_string(),
             filters: SearchFilters {
-                wing: wing.map(str::to_string),
-                room: room.map(str::to_string),
+                wing: request.wing.clone(),
+                room: request.room.clone(),
+                source_file: request.source_file.clone(),
+                since,
+                before,
             },
             results,
         })
+    }
+
+    /// Cosine distances of the query to these drawers (those still within `filter`).
+    async fn distances_of(
+        &self,
+        query: &str,
+        filter: &DrawerFilter,
+        ids: Vec<String>,
+    ) -> Result<std::collections::HashMap<String, f32>> {
+        if ids.is_empty() {
+            return Ok(Default::default());
+        }
+        let vector = self.embed_one(query).await?;
+        let n = ids.len();
+        Ok(self
+            .store
+            .query(&vector, &filter.clone().with_ids(ids), n)
+            .await?
+            .into_iter()
+            .map(|n| (n.drawer.id, n.distance))
+            .collect())
     }
 
     /// Errors when a named wing or room holds no drawers.
@@ -340,12 +496,7 @@ impl Palace {
         validate_name("room", &new.room)?;
         validate_content(&new.content)?;
         let source_file = new.source_file.unwrap_or_default();
-        if source_file.chars().any(char::is_control) {
-            return Err(PalaceError::invalid(
-                "source_file",
-                "contains control characters",
-            ));
-        }
+        validate_source_file(&source_file)?;
         let vector = self.embed_one(&new.content).await?;
         let _guard = self.write_lock.acquire().await?;
         self.create_if_missing().await?;
@@ -399,6 +550,7 @@ impl Palace {
             validate_name("wing", &d.metadata.wing)?;
             validate_name("room", &d.metadata.room)?;
             validate_content(&d.text)?;
+            validate_source_file(&d.metadata.source_file)?;
         }
         let _guard = self.write_lock.acquire().await?;
         self.create_if_missing().await?;
@@ -431,6 +583,7 @@ impl Palace {
     ) -> Result<DrawerListing> {
         let filter = Self::search_filter(wing, room)?;
         let limit = clamp_limit(page.limit, self.limits.max_page)?;
+        validate_offset(page.offset, self.limits.max_offset)?;
         self.require_palace().await?;
         let drawers = self
             .store
@@ -596,6 +749,7 @@ impl Palace {
     /// Facts in chronological order, of one entity or of all.
     pub async fn kg_timeline(&self, entity: Option<&str>, page: Page) -> Result<KgTimeline> {
         let limit = clamp_limit(page.limit, self.limits.max_page)?;
+        validate_offset(page.offset, self.limits.max_offset)?;
         self.require_palace().await?;
         let timeline = self
             .kg
@@ -671,34 +825,38 @@ impl Palace {
         self.require_palace().await?;
         let filter = DrawerFilter::wing(wing).with_room(DIARY_ROOM);
         let total = self.store.count(&filter).await?;
-        let mut drawers = Vec::with_capacity(total as usize);
+        // Pages through the diary keeping only the newest `last_n` (a min-heap on
+        // (filed_at, reversed id)): memory stays bounded by `last_n` however long the diary.
+        let mut newest: BinaryHeap<Reverse<NewestFirst>> = BinaryHeap::with_capacity(last_n + 1);
         let page_size = self.limits.max_page;
+        let mut offset = 0;
         loop {
             let page = self
                 .store
                 .list(
                     &filter,
                     Page {
-                        offset: drawers.len(),
+                        offset,
                         limit: page_size,
                     },
                 )
                 .await?;
             let done = page.len() < page_size;
-            drawers.extend(page);
+            offset += page.len();
+            for drawer in page {
+                newest.push(Reverse(NewestFirst(drawer)));
+                if newest.len() > last_n {
+                    newest.pop();
+                }
+            }
             if done {
                 break;
             }
         }
-        drawers.sort_by(|a, b| {
-            b.metadata
-                .filed_at
-                .cmp(&a.metadata.filed_at)
-                .then_with(|| a.id.cmp(&b.id))
-        });
+        let mut drawers: Vec<Drawer> = newest.into_iter().map(|Reverse(n)| n.0).collect();
+        drawers.sort_by(|a, b| NewestFirst::key(b).cmp(&NewestFirst::key(a)));
         let entries: Vec<DiaryEntry> = drawers
             .into_iter()
-            .take(last_n)
             .map(|d| DiaryEntry {
                 date: d.metadata.filed_at.chars().take(10).collect(),
                 topic: d
@@ -717,6 +875,36 @@ impl Palace {
             total,
             entries,
         })
+    }
+}
+
+/// A drawer ordered by recency: later `filed_at` is greater; among equal times the smaller
+/// id is greater (it comes first in a newest-first listing).
+struct NewestFirst(Drawer);
+
+impl NewestFirst {
+    fn key(d: &Drawer) -> (&str, Reverse<&str>) {
+        (d.metadata.filed_at.as_str(), Reverse(d.id.as_str()))
+    }
+}
+
+impl PartialEq for NewestFirst {
+    fn eq(&self, other: &Self) -> bool {
+        Self::key(&self.0) == Self::key(&other.0)
+    }
+}
+
+impl Eq for NewestFirst {}
+
+impl PartialOrd for NewestFirst {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for NewestFirst {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        Self::key(&self.0).cmp(&Self::key(&other.0))
     }
 }
 
@@ -746,6 +934,49 @@ fn file_name(path: &str) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.to_string())
+}
+
+/// The first `limit` hits, each text shown once: a later hit whose text equals an earlier
+/// one's is folded into it (its id listed in `also_in`).
+fn fold_identical_texts(ranked: Vec<Ranked>, limit: usize) -> Vec<SearchHit> {
+    let mut hits: Vec<SearchHit> = Vec::with_capacity(limit);
+    let mut by_text: std::collections::HashMap<String, usize> = Default::default();
+    for r in ranked {
+        let c = r.candidate;
+        let key = c.drawer.text.trim().to_string();
+        if let Some(&i) = by_text.get(&key) {
+            hits[i].also_in.push(c.drawer.id);
+            continue;
+        }
+        if hits.len() == limit {
+            continue;
+        }
+        by_text.insert(key, hits.len());
+        let distance = c.distance.unwrap_or(1.0);
+        let m = c.drawer.metadata;
+        hits.push(SearchHit {
+            drawer_id: c.drawer.id,
+            source_file: file_name(&m.source_file),
+            source_path: m.source_file,
+            text: c.drawer.text,
+            wing: m.wing,
+            room: m.room,
+            chunk_index: m.chunk_index,
+            filed_at: m.filed_at,
+            similarity: similarity_from_distance(distance),
+            distance: (f64::from(distance) * 10_000.0).round() / 10_000.0,
+            bm25_score: (r.bm25 * 1000.0).round() / 1000.0,
+            score: (r.score * 10_000.0).round() / 10_000.0,
+            matched_via: match (c.by_vector, c.by_lexical) {
+                (true, true) => "vector+lexical",
+                (false, true) => "lexical",
+                _ => "vector",
+            }
+            .to_string(),
+            also_in: Vec::new(),
+        });
+    }
+    hits
 }
 
 /// Sorted distinct values.

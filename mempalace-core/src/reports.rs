@@ -67,11 +67,22 @@ pub struct SearchFilters {
     pub wing: Option<String>,
     /// Room filter, if any.
     pub room: Option<String>,
+    /// Source-file filter (full path), if any.
+    #[serde(default)]
+    pub source_file: Option<String>,
+    /// Filed at or after, if set (canonical form).
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Filed before, if set (canonical form).
+    #[serde(default)]
+    pub before: Option<String>,
 }
 
 /// One search result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchHit {
+    /// The drawer's id (for `get_drawer`, `delete_drawer`, a fact's `source_closet`).
+    pub drawer_id: String,
     /// The drawer's verbatim text.
     pub text: String,
     /// Its wing.
@@ -80,8 +91,32 @@ pub struct SearchHit {
     pub room: String,
     /// The source file's name only (no folders).
     pub source_file: String,
-    /// `round(1 - cosine distance, 3)`.
+    /// The source file's full stored path ("" when none).
+    #[serde(default)]
+    pub source_path: String,
+    /// Position of the chunk in its file.
+    #[serde(default)]
+    pub chunk_index: u32,
+    /// When the drawer was filed.
+    #[serde(default)]
+    pub filed_at: String,
+    /// `round(max(0, 1 - cosine distance), 3)`.
     pub similarity: f64,
+    /// Cosine distance to the query, `round(d, 4)`.
+    #[serde(default)]
+    pub distance: f64,
+    /// BM25 of the drawer's text among the candidates, `round(b, 3)` (0 when no word matched).
+    #[serde(default)]
+    pub bm25_score: f64,
+    /// The fused ranking score, `round(s, 4)` (hybrid); the similarity or BM25 otherwise.
+    #[serde(default)]
+    pub score: f64,
+    /// Which channels found it: "vector", "lexical" or "vector+lexical".
+    #[serde(default)]
+    pub matched_via: String,
+    /// Other drawers holding exactly the same text, folded into this hit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_in: Vec<String>,
 }
 
 /// `search` result.
@@ -89,6 +124,9 @@ pub struct SearchHit {
 pub struct SearchResponse {
     /// The query text.
     pub query: String,
+    /// The channels used: "hybrid", "vector" or "lexical".
+    #[serde(default)]
+    pub mode: String,
     /// The filters applied.
     pub filters: SearchFilters,
     /// Hits, most similar first.

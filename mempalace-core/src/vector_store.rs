@@ -1,4 +1,5 @@
-//! The `VectorStore` trait: drawers with their vectors, searched by cosine distance.
+//! The `VectorStore` trait: drawers with their vectors, searched by cosine distance and by
+//! their words (the lexical channel).
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -14,6 +15,16 @@ pub struct Neighbour {
     pub drawer: Drawer,
     /// Cosine distance `1 - cos` between the query and the drawer's vector.
     pub distance: f32,
+}
+
+/// One lexical search result from a store: the drawer and its relevance score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LexicalHit {
+    /// The drawer found.
+    pub drawer: Drawer,
+    /// The backend's BM25-style score: higher is more relevant; its scale is the backend's own
+    /// (fusion in [`crate::retrieval`] rescores candidates itself).
+    pub score: f32,
 }
 
 /// How many drawers one (wing, room) pair holds.
@@ -53,6 +64,9 @@ impl Page {
 ///   the batch is written.
 /// - `query` filters inside the backend (never after the fact), returns at most `limit`
 ///   neighbours ordered by ascending distance, ties broken by ascending id.
+/// - `lexical_query` finds drawers by the words of their text ([`crate::lexical`] terms:
+///   case-insensitive, Unicode), inside the backend's own full-text index, filtered inside the
+///   backend too; drawers sharing no term with the query are not returned.
 /// - `list` orders by id so that paging is stable.
 #[async_trait]
 pub trait VectorStore: Send + Sync {
@@ -78,6 +92,15 @@ pub trait VectorStore: Send + Sync {
         filter: &DrawerFilter,
         limit: usize,
     ) -> Result<Vec<Neighbour>>;
+
+    /// The `limit` drawers within `filter` whose text best matches `text` by BM25 (or the
+    /// backend's equivalent), best first, ties broken by ascending id.
+    async fn lexical_query(
+        &self,
+        text: &str,
+        filter: &DrawerFilter,
+        limit: usize,
+    ) -> Result<Vec<LexicalHit>>;
 
     /// The drawers with these ids (missing ids are skipped), in the order of `ids`.
     async fn get(&self, ids: &[String]) -> Result<Vec<Drawer>>;

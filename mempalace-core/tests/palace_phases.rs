@@ -6,7 +6,13 @@ use std::sync::Arc;
 use mempalace_conformance::HashingEmbedder;
 use mempalace_core::palace::NewDrawer;
 use mempalace_core::reports::{AddDrawerOutcome, Status};
-use mempalace_core::{Direction, DrawerFilter, MemoryStore, NewTriple, Page, Palace, PalaceError};
+use std::time::Duration;
+
+use mempalace_core::{
+    AddedBy, Direction, Drawer, DrawerFilter, DrawerMetadata, LexicalHit, MemoryStore, Neighbour,
+    NewTriple, Page, Palace, PalaceError, ProcessWriteLock, RoomCount, VectorStore, WriteGuard,
+    WriteLock,
+};
 use mempalace_kg_sqlite::SqliteKnowledgeGraph;
 use serde_json::{Value, json};
 
@@ -139,8 +145,9 @@ async fn the_four_phases() {
     assert_eq!(found["query"], "why did we choose Clerk for authentication");
     assert_eq!(
         found["filters"],
-        json!({"wing": "wing_myproject", "room": null})
+        json!({"wing": "wing_myproject", "room": null, "source_file": null, "since": null, "before": null})
     );
+    assert_eq!(found["mode"], "hybrid");
     let results = found["results"].as_array().unwrap();
     assert_eq!(results.len(), 2, "only the wing's drawers");
     let top = &results[0];
@@ -155,8 +162,42 @@ async fn the_four_phases() {
         sim,
         "rounded to 3 decimals"
     );
-    assert!(results[1]["similarity"].as_f64().unwrap() <= sim);
-    assert_eq!(top.as_object().unwrap().len(), 5);
+    assert!(
+        results[1]["score"].as_f64().unwrap() <= top["score"].as_f64().unwrap(),
+        "best fused score first"
+    );
+    // The seed's five fields, plus what an agent needs to act on a hit (MemPalace 3.11's).
+    let mut keys: Vec<&str> = top
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        vec![
+            "bm25_score",
+            "chunk_index",
+            "distance",
+            "drawer_id",
+            "filed_at",
+            "matched_via",
+            "room",
+            "score",
+            "similarity",
+            "source_file",
+            "source_path",
+            "text",
+            "wing"
+        ]
+    );
+    assert!(
+        top["drawer_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("drawer_wing_myproject_auth_")
+    );
     let room_only = p.search("football", None, Some("family"), 5).await.unwrap();
     assert_eq!(room_only.results.len(), 1);
     assert_eq!(room_only.results[0].source_file, "?");
@@ -235,8 +276,161 @@ async fn the_four_phases() {
     assert!(stored["filed_at"].as_str().unwrap().len() >= 19);
 }
 
-#[tokio::test]
+/// A `MemoryStore` that yields to the scheduler (1 ms) inside every query and upsert, as a
+/// real backend's I/O does, so concurrent check-then-write sequences really interleave.
+struct YieldingStore(MemoryStore);
+
+#[async_trait::async_trait]
+impl VectorStore for YieldingStore {
+    fn backend_name(&self) -> &'static str {
+        "yielding-memory"
+    }
+    fn dimension(&self) -> usize {
+        self.0.dimension()
+    }
+    async fn exists(&self) -> mempalace_core::Result<bool> {
+        self.0.exists().await
+    }
+    async fn create_if_missing(&self) -> mempalace_core::Result<()> {
+        self.0.create_if_missing().await
+    }
+    async fn upsert(&self, d: &[Drawer], v: &[Vec<f32>]) -> mempalace_core::Result<()> {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        self.0.upsert(d, v).await
+    }
+    async fn query(
+        &self,
+        v: &[f32],
+        f: &DrawerFilter,
+        limit: usize,
+    ) -> mempalace_core::Result<Vec<Neighbour>> {
+        let found = self.0.query(v, f, limit).await;
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        found
+    }
+    async fn lexical_query(
+        &self,
+        text: &str,
+        f: &DrawerFilter,
+        limit: usize,
+    ) -> mempalace_core::Result<Vec<LexicalHit>> {
+        self.0.lexical_query(text, f, limit).await
+    }
+    async fn get(&self, ids: &[String]) -> mempalace_core::Result<Vec<Drawer>> {
+        self.0.get(ids).await
+    }
+    async fn delete(&self, ids: &[String]) -> mempalace_core::Result<usize> {
+        self.0.delete(ids).await
+    }
+    async fn count(&self, f: &DrawerFilter) -> mempalace_core::Result<u64> {
+        self.0.count(f).await
+    }
+    async fn room_counts(&self, f: &DrawerFilter) -> mempalace_core::Result<Vec<RoomCount>> {
+        self.0.room_counts(f).await
+    }
+    async fn list(&self, f: &DrawerFilter, page: Page) -> mempalace_core::Result<Vec<Drawer>> {
+        self.0.list(f, page).await
+    }
+}
+
+/// A lock that locks nothing: the control that shows the concurrency test can fail.
+struct NoLock;
+
+#[async_trait::async_trait]
+impl WriteLock for NoLock {
+    async fn acquire(&self) -> mempalace_core::Result<WriteGuard> {
+        // A fresh lock per call: every caller gets its own, so nothing waits.
+        ProcessWriteLock::new().acquire().await
+    }
+}
+
+/// 16 tasks file the same content at once on a multi-thread runtime; returns how many were
+/// added and how many drawers the store holds.
+async fn file_the_same_memory_at_once(lock: Option<Arc<dyn WriteLock>>) -> (usize, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("palace");
+    let mut palace = Palace::new(
+        &path,
+        Arc::new(HashingEmbedder::new(DIM)),
+        Arc::new(YieldingStore(MemoryStore::new(DIM))),
+        Arc::new(SqliteKnowledgeGraph::in_palace(&path)),
+    )
+    .unwrap();
+    if let Some(lock) = lock {
+        palace = palace.with_write_lock(lock);
+    }
+    palace.init().await.unwrap();
+    let palace = Arc::new(palace);
+    let start = Arc::new(tokio::sync::Barrier::new(16));
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let (p, start) = (Arc::clone(&palace), Arc::clone(&start));
+        tasks.push(tokio::spawn(async move {
+            start.wait().await;
+            p.add_drawer(NewDrawer::new(
+                format!("wing_{}", i % 3),
+                "room",
+                "the very same memory, filed by everyone at once",
+            ))
+            .await
+            .unwrap()
+        }));
+    }
+    let mut added = 0;
+    for t in tasks {
+        if t.await.unwrap().drawer_id().is_some() {
+            added += 1;
+        }
+    }
+    let stored = palace.store().count(&DrawerFilter::all()).await.unwrap();
+    (added, stored)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_adds_of_the_same_content_store_it_once() {
+    assert_eq!(file_the_same_memory_at_once(None).await, (1, 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn without_the_write_lock_the_same_race_files_duplicates() {
+    let (added, stored) = file_the_same_memory_at_once(Some(Arc::new(NoLock))).await;
+    assert!(
+        added > 1 && stored > 1,
+        "the race must show without the lock, else the test above proves nothing: {added} added"
+    );
+}
+
+#[tokio::test]
+async fn absurd_limits_are_capped_at_the_palace_limit() {
+    let t = palace();
+    let p = &t.palace;
+    let max = p.limits().max_search_results;
+    let drawers: Vec<Drawer> = (0..max + 50)
+        .map(|i| Drawer {
+            id: format!("drawer_w_r_{i:04}"),
+            text: format!("lighthouse keeper log entry {i}"),
+            metadata: DrawerMetadata {
+                wing: "w".into(),
+                room: "r".into(),
+                source_file: "log.md".into(),
+                chunk_index: i as u32,
+                added_by: AddedBy::Mine,
+                filed_at: "2026-01-01T00:00:00".into(),
+            },
+        })
+        .collect();
+    let vectors = p
+        .embedder()
+        .embed(&drawers.iter().map(|d| d.text.clone()).collect::<Vec<_>>())
+        .await
+        .unwrap();
+    p.file_mined(&drawers, &vectors, &[]).await.unwrap();
+    let hits = p.search("lighthouse", None, None, 1_000_000).await.unwrap();
+    assert_eq!(hits.results.len(), max, "absurd limits are capped");
+}
+
+#[tokio::test]
+async fn concurrent_adds_of_the_same_content_store_it_once_single_thread() {
     let t = palace();
     let mut tasks = Vec::new();
     for i in 0..16 {
@@ -299,15 +493,53 @@ async fn bad_input_is_a_clear_error_and_changes_nothing() {
         p.search("  ", None, None, 5).await,
         Err(PalaceError::InvalidInput { field: "query", .. })
     ));
-    assert_eq!(
-        p.search("lighthouses", None, None, 1_000_000)
+    for (field, outcome) in [
+        (
+            "source_file",
+            p.add_drawer(NewDrawer {
+                source_file: Some("x".repeat(5000)),
+                ..NewDrawer::new("wing_a", "room_a", "a memory with a huge source")
+            })
             .await
-            .unwrap()
-            .results
-            .len(),
-        1,
-        "absurd limits are capped"
-    );
+            .map(|_| ()),
+        ),
+        (
+            "query",
+            p.search(&"lighthouse ".repeat(2000), None, None, 5)
+                .await
+                .map(|_| ()),
+        ),
+        (
+            "offset",
+            p.list_drawers(
+                None,
+                None,
+                Page {
+                    offset: 10_000_000,
+                    limit: 5,
+                },
+            )
+            .await
+            .map(|_| ()),
+        ),
+        (
+            "offset",
+            p.kg_timeline(
+                None,
+                Page {
+                    offset: 10_000_000,
+                    limit: 5,
+                },
+            )
+            .await
+            .map(|_| ()),
+        ),
+    ] {
+        match outcome {
+            Err(PalaceError::InvalidInput { field: f, .. }) => assert_eq!(f, field),
+            other => panic!("{field}: expected a bound error, got {other:?}"),
+        }
+    }
     assert!(matches!(
         p.check_duplicate("x", 1.5).await,
         Err(PalaceError::InvalidInput {

@@ -2,14 +2,14 @@
 //! large, scalar indexes on wing and room.
 
 use lancedb::index::Index;
-use lancedb::index::scalar::BitmapIndexBuilder;
+use lancedb::index::scalar::{BitmapIndexBuilder, FtsIndexBuilder};
 use lancedb::index::vector::IvfHnswSqIndexBuilder;
 use lancedb::table::OptimizeAction;
 use lancedb::{DistanceType, Table};
 use mempalace_core::{PalaceError, Result};
 use serde::Serialize;
 
-use crate::schema::VECTOR_COLUMN;
+use crate::schema::{TEXT_COLUMN, VECTOR_COLUMN};
 use crate::store::Shared;
 
 /// IVF partitions probed per query when the ANN index is used.
@@ -41,6 +41,37 @@ pub(crate) async fn has_vector_index(table: &Table) -> Result<bool> {
     Ok(indices
         .iter()
         .any(|i| i.columns.iter().any(|c| c == VECTOR_COLUMN)))
+}
+
+/// Whether the table has the full-text index on the drawer text.
+pub(crate) async fn has_text_index(table: &Table) -> Result<bool> {
+    let indices = table
+        .list_indices()
+        .await
+        .map_err(lance_err("list_indices"))?;
+    Ok(indices
+        .iter()
+        .any(|i| i.columns.iter().any(|c| c == TEXT_COLUMN)))
+}
+
+/// Builds the full-text (BM25) index on the drawer text: Unicode words, lower-cased, English
+/// stems, stop words dropped, accents folded. Rows written later are searched before they are
+/// indexed and folded into the index by [`optimize`].
+pub(crate) async fn create_text_index(table: &Table) -> Result<()> {
+    let params = FtsIndexBuilder::default()
+        .base_tokenizer("simple".to_string())
+        .lower_case(true)
+        .stem(true)
+        .remove_stop_words(true)
+        .ascii_folding(true)
+        .with_position(false)
+        .max_token_length(Some(40));
+    table
+        .create_index(&[TEXT_COLUMN], Index::FTS(params))
+        .replace(false)
+        .execute()
+        .await
+        .map_err(lance_err("create_text_index"))
 }
 
 /// Runs maintenance when the table has too many fragments or has outgrown exact search.

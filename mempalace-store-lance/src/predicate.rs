@@ -20,6 +20,19 @@ pub fn filter_predicate(filter: &DrawerFilter) -> Option<String> {
     if let Some(s) = &filter.source_file {
         parts.push(format!("source_file = {}", sql_string(s)));
     }
+    if let Some(ids) = &filter.ids {
+        parts.push(if ids.is_empty() {
+            "false".to_string()
+        } else {
+            ids_predicate(ids)
+        });
+    }
+    if let Some(from) = &filter.filed_from {
+        parts.push(format!("filed_at >= {}", sql_string(from)));
+    }
+    if let Some(before) = &filter.filed_before {
+        parts.push(format!("filed_at < {}", sql_string(before)));
+    }
     (!parts.is_empty()).then(|| parts.join(" AND "))
 }
 
@@ -51,6 +64,21 @@ mod tests {
         assert_eq!(
             ids_predicate(&["a".into(), "b'".into()]),
             "id IN ('a', 'b''')"
+        );
+        assert_eq!(
+            filter_predicate(
+                &DrawerFilter::wing("w")
+                    .with_ids(vec!["x".into()])
+                    .filed_between(Some("2026-01-01T00:00:00".into()), Some("2026-02'".into()))
+            )
+            .as_deref(),
+            Some(
+                "wing = 'w' AND id IN ('x') AND filed_at >= '2026-01-01T00:00:00' AND filed_at < '2026-02'''"
+            )
+        );
+        assert_eq!(
+            filter_predicate(&DrawerFilter::all().with_ids(Vec::new())).as_deref(),
+            Some("false")
         );
     }
 }

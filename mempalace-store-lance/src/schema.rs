@@ -38,6 +38,21 @@ pub(crate) const NEIGHBOUR_COLUMNS: [&str; DRAWER_COLUMNS.len() + 1] = {
     columns
 };
 
+/// The column the full-text (BM25) index covers.
+pub(crate) const TEXT_COLUMN: &str = "text";
+/// The relevance column a full-text query adds (higher is better).
+pub(crate) const SCORE_COLUMN: &str = "_score";
+/// What a full-text query returns: the drawer columns and the score.
+pub(crate) const LEXICAL_COLUMNS: [&str; DRAWER_COLUMNS.len() + 1] = {
+    let mut columns = [SCORE_COLUMN; DRAWER_COLUMNS.len() + 1];
+    let mut i = 0;
+    while i < DRAWER_COLUMNS.len() {
+        columns[i] = DRAWER_COLUMNS[i];
+        i += 1;
+    }
+    columns
+};
+
 /// The table's schema for vectors of `dimension`.
 pub(crate) fn drawers_schema(dimension: usize) -> SchemaRef {
     // The id is declared the table's (unenforced) primary key, so that two writers merging the

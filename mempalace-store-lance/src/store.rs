@@ -12,10 +12,12 @@ use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
 use arrow_schema::SchemaRef;
 use async_trait::async_trait;
 use futures::TryStreamExt;
+use lancedb::index::scalar::FullTextSearchQuery;
 use lancedb::query::{ColumnOrdering, ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, DistanceType, Table};
+use mempalace_core::lexical::query_terms;
 use mempalace_core::{
-    Drawer, DrawerFilter, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore,
+    Drawer, DrawerFilter, LexicalHit, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore,
 };
 use tokio::sync::{Mutex, OnceCell};
 
@@ -23,8 +25,8 @@ use crate::maintenance::{self, MaintenanceReport};
 use crate::options::LanceOptions;
 use crate::predicate::{filter_predicate, ids_predicate};
 use crate::schema::{
-    DISTANCE_COLUMN, DRAWER_COLUMNS, NEIGHBOUR_COLUMNS, batch_drawers, batch_wing_rooms,
-    drawers_batch, drawers_schema, vector_dimension,
+    DISTANCE_COLUMN, DRAWER_COLUMNS, LEXICAL_COLUMNS, NEIGHBOUR_COLUMNS, SCORE_COLUMN, TEXT_COLUMN,
+    batch_drawers, batch_wing_rooms, drawers_batch, drawers_schema, vector_dimension,
 };
 
 /// Ids per `IN (...)` predicate.
@@ -43,6 +45,8 @@ pub(crate) struct Shared {
     table: OnceCell<Table>,
     writes: AtomicUsize,
     pub(crate) maintenance: Mutex<()>,
+    /// Set once the full-text index on the text column is known to exist.
+    text_index: std::sync::atomic::AtomicBool,
 }
 
 /// A palace's drawers in an embedded LanceDB table. Cheap to clone; safe to share between
@@ -71,6 +75,7 @@ impl LanceStore {
                 table: OnceCell::new(),
                 writes: AtomicUsize::new(0),
                 maintenance: Mutex::new(()),
+                text_index: std::sync::atomic::AtomicBool::new(false),
             }),
         };
         store.existing_table().await?;
@@ -154,7 +159,30 @@ impl LanceStore {
             Err(e) => return Err(lance_err("create_table")(e)),
         };
         self.check_dimension(&table).await?;
-        Ok(self.shared.table.get_or_init(|| async { table }).await)
+        let table = self.shared.table.get_or_init(|| async { table }).await;
+        if let Err(e) = self.ensure_text_index(table).await {
+            // Not fatal for writes: the next lexical query tries again.
+            tracing::warn!(error = %e, "could not create the full-text index yet");
+        }
+        Ok(table)
+    }
+
+    /// Makes sure the full-text (BM25) index on the drawer text exists: tables made before
+    /// the lexical channel get it on first use. Two processes may build it at once; the loser
+    /// of that race finds it there.
+    async fn ensure_text_index(&self, table: &Table) -> Result<()> {
+        if self.shared.text_index.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        if !maintenance::has_text_index(table).await? {
+            if let Err(e) = maintenance::create_text_index(table).await {
+                if !maintenance::has_text_index(table).await? {
+                    return Err(e);
+                }
+            }
+        }
+        self.shared.text_index.store(true, Ordering::Release);
+        Ok(())
     }
 
     fn check_vector(&self, vector: &[f32], context: &str) -> Result<()> {
@@ -363,6 +391,65 @@ impl VectorStore for LanceStore {
         out.sort_by(|a, b| {
             a.distance
                 .total_cmp(&b.distance)
+                .then_with(|| a.drawer.id.cmp(&b.drawer.id))
+        });
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    async fn lexical_query(
+        &self,
+        text: &str,
+        filter: &DrawerFilter,
+        limit: usize,
+    ) -> Result<Vec<LexicalHit>> {
+        let Some(table) = self.existing_table().await? else {
+            return Ok(Vec::new());
+        };
+        if limit == 0 || query_terms(text).is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Err(e) = self.ensure_text_index(table).await {
+            // A read-only palace made before the lexical channel: the query below still runs,
+            // as a flat scan with the plain tokenizer.
+            tracing::warn!(error = %e, "no full-text index on the drawer text; scanning instead");
+        }
+        let fts = FullTextSearchQuery::new(text.to_string())
+            .with_column(TEXT_COLUMN.to_string())
+            .map_err(|e| PalaceError::store("lancedb", "lexical_query", e))?;
+        let mut q = table
+            .query()
+            .full_text_search(fts)
+            .select(Select::columns(&LEXICAL_COLUMNS))
+            .limit(limit);
+        if let Some(p) = filter_predicate(filter) {
+            q = q.only_if(p);
+        }
+        let batches: Vec<RecordBatch> = q
+            .execute()
+            .await
+            .map_err(lance_err("lexical_query"))?
+            .try_collect()
+            .await
+            .map_err(lance_err("lexical_query"))?;
+        let mut out = Vec::new();
+        for batch in &batches {
+            let scores = batch
+                .column_by_name(SCORE_COLUMN)
+                .and_then(|c| c.as_primitive_opt::<Float32Type>())
+                .ok_or_else(|| {
+                    PalaceError::store("lancedb", "lexical_query", "no _score column in the result")
+                })?;
+            for (i, drawer) in batch_drawers(batch)?.into_iter().enumerate() {
+                out.push(LexicalHit {
+                    drawer,
+                    score: scores.value(i),
+                });
+            }
+        }
+        out.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
                 .then_with(|| a.drawer.id.cmp(&b.drawer.id))
         });
         out.truncate(limit);

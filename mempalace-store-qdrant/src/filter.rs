@@ -1,11 +1,14 @@
-//! DrawerFilter -> Qdrant filter: every set field becomes a `must` keyword match, evaluated
-//! by the server (nothing is filtered client-side).
+//! DrawerFilter -> Qdrant filter: every set field becomes a `must` condition (keyword match,
+//! id set, datetime range), evaluated by the server (nothing is filtered client-side).
 
+use chrono::NaiveDateTime;
 use mempalace_core::DrawerFilter;
+use prost_types::Timestamp;
 use qdrant_client::qdrant::r#match::MatchValue;
-use qdrant_client::qdrant::{Condition, Filter};
+use qdrant_client::qdrant::{Condition, DatetimeRange, Filter};
 
-use crate::payload::{ROOM, SOURCE_FILE, WING};
+use crate::ids::point_id;
+use crate::payload::{FILED_AT, ROOM, SOURCE_FILE, WING};
 
 /// An exact keyword match of `field` against `value`.
 ///
@@ -15,16 +18,45 @@ pub fn keyword(field: &str, value: &str) -> Condition {
     Condition::matches(field, MatchValue::Keyword(value.to_string()))
 }
 
-/// The `must` conditions for a drawer filter (wing, room, source file, in that order).
+/// The `must` conditions for a drawer filter (wing, room, source file, ids, filing time, in
+/// that order).
 pub fn conditions(filter: &DrawerFilter) -> Vec<Condition> {
-    [
+    let mut must: Vec<Condition> = [
         (WING, &filter.wing),
         (ROOM, &filter.room),
         (SOURCE_FILE, &filter.source_file),
     ]
     .into_iter()
     .filter_map(|(field, value)| value.as_deref().map(|v| keyword(field, v)))
-    .collect()
+    .collect();
+    if let Some(ids) = &filter.ids {
+        // The point ids are derived from the drawer ids; an empty list matches nothing.
+        must.push(Condition::has_id(ids.iter().map(|id| point_id(id))));
+    }
+    if filter.filed_from.is_some() || filter.filed_before.is_some() {
+        must.push(Condition::datetime_range(
+            FILED_AT,
+            DatetimeRange {
+                gte: filter.filed_from.as_deref().map(timestamp),
+                lt: filter.filed_before.as_deref().map(timestamp),
+                ..DatetimeRange::default()
+            },
+        ));
+    }
+    must
+}
+
+/// A canonical `YYYY-MM-DDTHH:MM:SS[.f]` bound as the timestamp Qdrant compares with: the
+/// wall-clock time read as UTC, as Qdrant reads the stored `filed_at` (which has no zone).
+fn timestamp(canonical: &str) -> Timestamp {
+    let parsed = NaiveDateTime::parse_from_str(canonical, "%Y-%m-%dT%H:%M:%S%.f")
+        .or_else(|_| NaiveDateTime::parse_from_str(canonical, "%Y-%m-%dT%H:%M:%S"))
+        .unwrap_or_default()
+        .and_utc();
+    Timestamp {
+        seconds: parsed.timestamp(),
+        nanos: i32::try_from(parsed.timestamp_subsec_nanos()).unwrap_or(0),
+    }
 }
 
 /// The Qdrant filter for a drawer filter; `None` when it matches everything.

@@ -9,6 +9,8 @@
 //! id ([`ids::point_uuid`]) and its payload carries the drawer id, text and metadata
 //! ([`payload`]). Wing/room/source filters run inside Qdrant as `must` keyword matches
 //! ([`filter`]); Qdrant's cosine similarity is reported as distance `1 - score` ([`ranking`]).
+//! The lexical channel is a named sparse vector made by Qdrant's built-in BM25 model with an
+//! IDF modifier ([`lexical`]); collections made before it get it added and back-filled.
 //!
 //! ```no_run
 //! # async fn demo() -> mempalace_core::Result<()> {
@@ -26,10 +28,11 @@ pub mod collection;
 pub mod errors;
 pub mod filter;
 pub mod ids;
+pub mod lexical;
 pub mod options;
 pub mod payload;
 pub mod ranking;
 mod store;
 
 pub use options::QdrantOptions;
-pub use store::QdrantStore;
+pub use store::{OWNER_METADATA_KEY, QdrantStore};

@@ -6,14 +6,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
+use mempalace_core::lexical::query_terms;
 use mempalace_core::{
-    Drawer, DrawerFilter, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore,
+    Drawer, DrawerFilter, LexicalHit, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore,
 };
 use qdrant_client::qdrant::{
-    CountPointsBuilder, CreateCollectionBuilder, CreateFieldIndexCollectionBuilder,
-    DeletePointsBuilder, Distance, FacetCountsBuilder, FieldType, Filter, GetPointsBuilder,
-    PayloadIncludeSelector, PointId, PointStruct, PointsIdsList, Query, QueryPointsBuilder,
-    RetrievedPoint, ScrollPointsBuilder, UpsertPointsBuilder, Value, VectorParamsBuilder,
+    Condition, CountPointsBuilder, CreateCollection, CreateCollectionBuilder,
+    CreateFieldIndexCollectionBuilder, CreateVectorNameRequestBuilder, DeletePointsBuilder,
+    Distance, FacetCountsBuilder, FieldType, Filter, GetPointsBuilder, Modifier, NamedVectors,
+    PayloadIncludeSelector, PointId, PointStruct, PointVectors, PointsIdsList, Query,
+    QueryPointsBuilder, RetrievedPoint, ScrollPointsBuilder, SparseVectorParamsBuilder,
+    SparseVectorsConfigBuilder, UpdateCollection, UpdateCollectionBuilder,
+    UpdatePointVectorsBuilder, UpsertPointsBuilder, Value, VectorParamsBuilder,
 };
 use qdrant_client::{Qdrant, QdrantError};
 use tracing::{debug, info, warn};
@@ -26,9 +30,10 @@ use crate::errors::{
 };
 use crate::filter::{to_qdrant_filter, within_wing};
 use crate::ids::point_id;
+use crate::lexical::{SPARSE_VECTOR, bm25_document, sparse_creation_config};
 use crate::options::QdrantOptions;
 use crate::payload::{
-    DRAWER_ID, ROOM, WING, drawer_from_payload, drawer_id_of, drawer_to_payload, wing_room_of,
+    DRAWER_ID, ROOM, TEXT, WING, drawer_from_payload, drawer_id_of, drawer_to_payload, wing_room_of,
 };
 use crate::ranking::{distance_from_score, sort_neighbours};
 
@@ -43,6 +48,19 @@ const FACET_FIRST_LIMIT: u64 = 1024;
 /// Query limits above this are first capped at the number of matching drawers, so an
 /// "everything" limit does not make the server size its result heap by the request.
 const LARGE_LIMIT: usize = 1024;
+
+/// The key of the collection metadata naming the palace that owns the collection.
+pub const OWNER_METADATA_KEY: &str = "mempalace_palace_id";
+
+/// The palace id recorded in a collection's metadata, if any.
+fn collection_owner(info: &qdrant_client::qdrant::CollectionInfo) -> Option<String> {
+    use qdrant_client::qdrant::value::Kind;
+    let value = info.config.as_ref()?.metadata.get(OWNER_METADATA_KEY)?;
+    match &value.kind {
+        Some(Kind::StringValue(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
 
 /// A `VectorStore` over one Qdrant collection (gRPC). Cloning is cheap and clones share the
 /// connection pool.
@@ -61,6 +79,8 @@ struct Inner {
     url: String,
     collection: String,
     dimension: usize,
+    /// The palace id recorded in the collection's metadata, if ownership is checked.
+    owner: Option<String>,
     /// Set once the collection is known to exist with a compatible configuration and indexes;
     /// cleared whenever the server says it is gone. Only ever a cache: never set on failure.
     ready: AtomicBool,
@@ -104,6 +124,7 @@ impl QdrantStore {
                 url,
                 collection: opts.collection,
                 dimension: opts.dimension,
+                owner: opts.owner.filter(|o| !o.is_empty()),
                 ready: AtomicBool::new(false),
                 create_lock: tokio::sync::Mutex::new(()),
             }),
@@ -234,9 +255,23 @@ impl QdrantStore {
         }
         let name = self.inner.collection.as_str();
         if !self.collection_exists(operation).await? {
-            let request = CreateCollectionBuilder::new(name).vectors_config(
-                VectorParamsBuilder::new(self.inner.dimension as u64, Distance::Cosine),
+            let mut sparse = SparseVectorsConfigBuilder::default();
+            sparse.add_named_vector_params(
+                SPARSE_VECTOR,
+                SparseVectorParamsBuilder::default().modifier(Modifier::Idf),
             );
+            let mut request: CreateCollection = CreateCollectionBuilder::new(name)
+                .vectors_config(VectorParamsBuilder::new(
+                    self.inner.dimension as u64,
+                    Distance::Cosine,
+                ))
+                .sparse_vectors_config(sparse)
+                .build();
+            if let Some(owner) = &self.inner.owner {
+                request
+                    .metadata
+                    .insert(OWNER_METADATA_KEY.to_string(), owner.as_str().into());
+            }
             match self.inner.client.create_collection(request).await {
                 Ok(_) => info!(
                     collection = name,
@@ -277,12 +312,66 @@ impl QdrantStore {
                 )
             })?;
         let check = check_collection(&info, name, self.inner.dimension)?;
+        if let Some(owner) = &self.inner.owner {
+            match collection_owner(&info) {
+                Some(recorded) if recorded == *owner => {}
+                Some(recorded) => {
+                    return Err(PalaceError::invalid(
+                        "collection",
+                        format!(
+                            "Qdrant collection {name:?} belongs to another palace ({recorded}), not to this one ({owner}); \
+                             each palace needs a collection of its own"
+                        ),
+                    ));
+                }
+                None => {
+                    // A collection made before owners were recorded: this palace claims it.
+                    let mut claim: UpdateCollection = UpdateCollectionBuilder::new(name).build();
+                    claim
+                        .metadata
+                        .insert(OWNER_METADATA_KEY.to_string(), owner.as_str().into());
+                    self.inner
+                        .client
+                        .update_collection(claim)
+                        .await
+                        .map_err(|e| self.fail(operation, &e))?;
+                    info!(collection = name, owner = %owner, "claimed Qdrant collection for this palace");
+                }
+            }
+        }
         for field in check.non_keyword_indexes {
             warn!(
                 collection = name,
                 field, "payload index is not a keyword index; filters on it may not match exactly"
             );
         }
+        let has_sparse = info
+            .config
+            .as_ref()
+            .and_then(|c| c.params.as_ref())
+            .and_then(|p| p.sparse_vectors_config.as_ref())
+            .is_some_and(|sv| sv.map.contains_key(SPARSE_VECTOR));
+        if !has_sparse {
+            // A collection made before the lexical channel: add it (idempotent for the same
+            // configuration, so racing processes are fine).
+            self.inner
+                .client
+                .create_vector_name(
+                    CreateVectorNameRequestBuilder::new(
+                        name,
+                        SPARSE_VECTOR,
+                        sparse_creation_config(),
+                    )
+                    .wait(true),
+                )
+                .await
+                .map_err(|e| self.fail(operation, &e))?;
+            info!(
+                collection = name,
+                "added the BM25 sparse vector to the collection"
+            );
+        }
+        self.backfill_lexical(operation).await?;
         for field in check.missing_indexes {
             self.inner
                 .client
@@ -293,6 +382,82 @@ impl QdrantStore {
                 .await
                 .map_err(|e| self.fail(operation, &e))?;
             debug!(collection = name, field, "created keyword payload index");
+        }
+        Ok(())
+    }
+
+    /// Gives every point that lacks one its BM25 sparse vector, from its stored text (points
+    /// written before the lexical channel existed; resumable: it looks for what is missing).
+    async fn backfill_lexical(&self, operation: &'static str) -> Result<()> {
+        let name = self.inner.collection.as_str();
+        let mut filled = 0usize;
+        // Never more passes than the collection has points (a guard, should the server keep
+        // reporting a point as lacking its vector).
+        let mut budget: Option<u64> = None;
+        loop {
+            let page = self
+                .inner
+                .client
+                .scroll(
+                    ScrollPointsBuilder::new(name)
+                        .filter(Filter::must_not([Condition::has_vector(SPARSE_VECTOR)]))
+                        .limit(UPSERT_BATCH as u32)
+                        .with_payload(PayloadIncludeSelector::new(vec![TEXT.to_string()]))
+                        .with_vectors(false),
+                )
+                .await
+                .map_err(|e| self.fail(operation, &e))?;
+            if page.result.is_empty() {
+                break;
+            }
+            let total = match budget {
+                Some(t) => t,
+                None => {
+                    let t = self.count_matching(&DrawerFilter::all()).await?;
+                    budget = Some(t);
+                    t
+                }
+            };
+            if filled as u64 > total {
+                warn!(
+                    collection = name,
+                    "BM25 back-fill did not converge; stopping"
+                );
+                break;
+            }
+            let updates: Vec<PointVectors> = page
+                .result
+                .iter()
+                .map(|p| PointVectors {
+                    id: p.id.clone(),
+                    vectors: Some(
+                        NamedVectors::default()
+                            .add_vector(
+                                SPARSE_VECTOR,
+                                bm25_document(
+                                    p.payload
+                                        .get(TEXT)
+                                        .and_then(Value::as_str)
+                                        .map_or("", |s| s),
+                                ),
+                            )
+                            .into(),
+                    ),
+                })
+                .collect();
+            filled += updates.len();
+            self.inner
+                .client
+                .update_vectors(UpdatePointVectorsBuilder::new(name, updates).wait(true))
+                .await
+                .map_err(|e| self.fail(operation, &e))?;
+        }
+        if filled > 0 {
+            info!(
+                collection = name,
+                points = filled,
+                "back-filled BM25 vectors"
+            );
         }
         Ok(())
     }
@@ -458,7 +623,9 @@ impl VectorStore for QdrantStore {
                 .map(|&i| {
                     PointStruct::new(
                         point_id(&drawers[i].id),
-                        vectors[i].clone(),
+                        NamedVectors::default()
+                            .add_vector("", vectors[i].clone())
+                            .add_vector(SPARSE_VECTOR, bm25_document(&drawers[i].text)),
                         drawer_to_payload(&drawers[i]),
                     )
                 })
@@ -525,6 +692,48 @@ impl VectorStore for QdrantStore {
             .map_err(|e| self.bad_payload("query", e))?;
         sort_neighbours(&mut neighbours, limit);
         Ok(neighbours)
+    }
+
+    async fn lexical_query(
+        &self,
+        text: &str,
+        filter: &DrawerFilter,
+        limit: usize,
+    ) -> Result<Vec<LexicalHit>> {
+        if limit == 0 || query_terms(text).is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut request = QueryPointsBuilder::new(self.inner.collection.as_str())
+            .query(Query::new_nearest(bm25_document(text)))
+            .using(SPARSE_VECTOR)
+            .limit(u64::try_from(limit.min(LARGE_LIMIT)).unwrap_or(u64::MAX))
+            .with_payload(true)
+            .with_vectors(false);
+        if let Some(f) = to_qdrant_filter(filter) {
+            request = request.filter(f);
+        }
+        let Some(reply) = self.read("lexical_query", self.inner.client.query(request).await)?
+        else {
+            return Ok(Vec::new());
+        };
+        let mut hits = reply
+            .result
+            .into_iter()
+            .map(|p| {
+                drawer_from_payload(&p.payload).map(|drawer| LexicalHit {
+                    drawer,
+                    score: p.score,
+                })
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.bad_payload("lexical_query", e))?;
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.drawer.id.cmp(&b.drawer.id))
+        });
+        hits.truncate(limit);
+        Ok(hits)
     }
 
     async fn get(&self, ids: &[String]) -> Result<Vec<Drawer>> {

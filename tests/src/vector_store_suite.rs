@@ -402,10 +402,16 @@ pub async fn hostile_filter_values_are_literal<F: StoreFactory + ?Sized>(factory
         "_",
         "semi; DROP TABLE t; --",
     ];
+    let hostile_id = |i: usize| format!("h{i}{}", names[i]);
+    let hostile_source = |i: usize| format!("/src/{}/notes {i}.md", names[i]);
     let drawers: Vec<_> = names
         .iter()
         .enumerate()
-        .map(|(i, n)| drawer(&format!("h{i}"), n, n, &format!("hostile {i}")))
+        .map(|(i, n)| {
+            let mut d = drawer(&hostile_id(i), n, n, &format!("hostile {i}"));
+            d.metadata.source_file = hostile_source(i);
+            d
+        })
         .collect();
     let vectors = unit_vectors(15, names.len(), DIM);
     s.upsert(&drawers, &vectors).await.unwrap();
@@ -414,6 +420,7 @@ pub async fn hostile_filter_values_are_literal<F: StoreFactory + ?Sized>(factory
             DrawerFilter::wing(*n),
             DrawerFilter::room(*n),
             DrawerFilter::wing(*n).with_room(*n),
+            DrawerFilter::all().with_source_file(hostile_source(i)),
         ] {
             assert_eq!(s.count(&filter).await.unwrap(), 1, "count {filter:?}");
             let hits = s
@@ -421,16 +428,43 @@ pub async fn hostile_filter_values_are_literal<F: StoreFactory + ?Sized>(factory
                 .await
                 .unwrap();
             assert_eq!(hits.len(), 1, "query {filter:?}");
-            assert_eq!(hits[0].drawer.id, format!("h{i}"));
+            assert_eq!(hits[0].drawer.id, hostile_id(i));
             let listed = s.list(&filter, Page::first(10)).await.unwrap();
             assert_eq!(listed.len(), 1, "list {filter:?}");
         }
     }
     assert_eq!(s.count(&DrawerFilter::wing("x")).await.unwrap(), 0);
     assert_eq!(
+        s.count(&DrawerFilter::all().with_source_file("/src/%"))
+            .await
+            .unwrap(),
+        0,
+        "a source_file filter is an exact match, never a pattern"
+    );
+    // Ids are literal too: in get and in delete.
+    for (i, _) in names.iter().enumerate() {
+        let got = s.get(&[hostile_id(i)]).await.unwrap();
+        assert_eq!(got.len(), 1, "get {:?}", hostile_id(i));
+        assert_eq!(got[0].id, hostile_id(i));
+    }
+    let not_ids: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    assert!(s.get(&not_ids).await.unwrap().is_empty());
+    assert_eq!(
+        s.delete(&not_ids).await.unwrap(),
+        0,
+        "no hostile id matches others"
+    );
+    assert_eq!(
         s.count(&DrawerFilter::all()).await.unwrap(),
         names.len() as u64,
         "nothing was dropped or changed"
+    );
+    assert_eq!(s.delete(&[hostile_id(1)]).await.unwrap(), 1);
+    assert!(s.get(&[hostile_id(1)]).await.unwrap().is_empty());
+    assert_eq!(
+        s.count(&DrawerFilter::all()).await.unwrap(),
+        names.len() as u64 - 1,
+        "exactly the one drawer was deleted"
     );
 }
 
@@ -479,5 +513,215 @@ pub async fn limit_larger_than_store<F: StoreFactory + ?Sized>(factory: &F, _: R
             .unwrap()
             .len(),
         9
+    );
+}
+
+/// The fixed corpus of the lexical tests: distinctive words, some accented or non-Latin.
+fn lexical_corpus() -> Vec<mempalace_core::Drawer> {
+    let texts = [
+        (
+            "lx0",
+            "wing_a",
+            "The lighthouse keeper repaired the beacon lens on Tuesday night.",
+        ),
+        (
+            "lx1",
+            "wing_a",
+            "Quarterly budget review for the marketing department is due.",
+        ),
+        (
+            "lx2",
+            "wing_a",
+            "Caroline adopted a rescue greyhound named Biscuit last spring.",
+        ),
+        (
+            "lx3",
+            "wing_b",
+            "The deploy pipeline fails whenever the cache volume is full.",
+        ),
+        (
+            "lx4",
+            "wing_b",
+            "Sourdough starter needs feeding twice daily with rye flour.",
+        ),
+        (
+            "lx5",
+            "wing_b",
+            "Réunion à Montréal: le café ouvre à huit heures.",
+        ),
+        ("lx6", "wing_b", "Встреча в Москве перенесена на пятницу."),
+        (
+            "lx7",
+            "wing_a",
+            "Biscuit the greyhound chased the lighthouse cat across the dunes.",
+        ),
+    ];
+    texts
+        .iter()
+        .map(|(id, wing, text)| drawer(id, wing, "room", text))
+        .collect()
+}
+
+fn lexical_ids(hits: &[mempalace_core::LexicalHit]) -> Vec<&str> {
+    hits.iter().map(|h| h.drawer.id.as_str()).collect()
+}
+
+/// The lexical channel finds drawers by their words (case-insensitive, Unicode), ranks rarer
+/// and denser matches first, honours filters, and reflects updates and deletes at once.
+pub async fn lexical_query_finds_words_and_honours_filters<F: StoreFactory + ?Sized>(
+    factory: &F,
+    _: Ranking,
+) {
+    let fx = factory.create(DIM).await;
+    let s = &fx.store;
+    assert!(
+        s.lexical_query("greyhound", &DrawerFilter::all(), 5)
+            .await
+            .unwrap()
+            .is_empty(),
+        "an empty store finds nothing"
+    );
+    let drawers = lexical_corpus();
+    let vectors = unit_vectors(31, drawers.len(), DIM);
+    s.upsert(&drawers, &vectors).await.unwrap();
+    let all = DrawerFilter::all();
+    for (query, best) in [
+        ("beacon lens", "lx0"),
+        ("BUDGET Review", "lx1"),
+        ("Caroline greyhound", "lx2"),
+        ("cache volume", "lx3"),
+        ("sourdough rye", "lx4"),
+        ("Montréal café", "lx5"),
+        ("Москве", "lx6"),
+    ] {
+        let hits = s.lexical_query(query, &all, 5).await.unwrap();
+        assert_eq!(
+            hits.first().map(|h| h.drawer.id.as_str()),
+            Some(best),
+            "{query:?} → {:?}",
+            lexical_ids(&hits)
+        );
+        for pair in hits.windows(2) {
+            assert!(pair[0].score >= pair[1].score, "best first: {query:?}");
+        }
+    }
+    // Only drawers sharing a word come back; the limit and the filters are honoured.
+    let both = s.lexical_query("greyhound", &all, 10).await.unwrap();
+    let mut found = lexical_ids(&both);
+    found.sort_unstable();
+    assert_eq!(found, vec!["lx2", "lx7"]);
+    assert_eq!(
+        s.lexical_query("greyhound", &all, 1).await.unwrap().len(),
+        1
+    );
+    assert!(
+        s.lexical_query("zeppelin", &all, 5)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(s.lexical_query("  ... ", &all, 5).await.unwrap().is_empty());
+    let in_b = s
+        .lexical_query(
+            "greyhound lighthouse cache",
+            &DrawerFilter::wing("wing_b"),
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        lexical_ids(&in_b),
+        vec!["lx3"],
+        "the wing filter runs inside the backend"
+    );
+    let only = s
+        .lexical_query(
+            "greyhound",
+            &DrawerFilter::all().with_ids(vec!["lx7".into()]),
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(lexical_ids(&only), vec!["lx7"]);
+    // Updates and deletes show at once.
+    let mut changed = drawers[2].clone();
+    changed.text = "Caroline now keeps bees on the allotment.".into();
+    s.upsert(std::slice::from_ref(&changed), &vectors[2..3])
+        .await
+        .unwrap();
+    let after = s.lexical_query("greyhound", &all, 10).await.unwrap();
+    assert_eq!(
+        lexical_ids(&after),
+        vec!["lx7"],
+        "old words of an updated drawer are gone"
+    );
+    let bees = s.lexical_query("bees allotment", &all, 10).await.unwrap();
+    assert_eq!(lexical_ids(&bees), vec!["lx2"], "new words are found");
+    s.delete(&["lx7".to_string()]).await.unwrap();
+    assert!(
+        s.lexical_query("greyhound", &all, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// Id lists and filing-time windows run inside the backend for every read.
+pub async fn id_and_time_filters_are_pushed_down<F: StoreFactory + ?Sized>(
+    factory: &F,
+    _: Ranking,
+) {
+    let fx = factory.create(DIM).await;
+    let s = &fx.store;
+    let mut drawers = lexical_corpus();
+    for (i, d) in drawers.iter_mut().enumerate() {
+        d.metadata.filed_at = format!("2026-0{}-15T10:00:00.000000", i + 1);
+    }
+    let vectors = unit_vectors(32, drawers.len(), DIM);
+    s.upsert(&drawers, &vectors).await.unwrap();
+    let window = DrawerFilter::all().filed_between(
+        Some("2026-03-15T10:00:00".into()),
+        Some("2026-06-01T00:00:00".into()),
+    );
+    assert_eq!(s.count(&window).await.unwrap(), 3, "March, April and May");
+    let mut listed: Vec<String> = s
+        .list(&window, Page::first(10))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| d.id)
+        .collect();
+    listed.sort();
+    assert_eq!(listed, vec!["lx2", "lx3", "lx4"]);
+    let near = s.query(&vectors[0], &window, 10).await.unwrap();
+    assert_eq!(near.len(), 3);
+    assert!(
+        near.iter()
+            .all(|n| ["lx2", "lx3", "lx4"].contains(&n.drawer.id.as_str()))
+    );
+    let ids =
+        DrawerFilter::wing("wing_a").with_ids(vec!["lx0".into(), "lx3".into(), "nope".into()]);
+    let near = s.query(&vectors[3], &ids, 10).await.unwrap();
+    assert_eq!(
+        near.iter()
+            .map(|n| n.drawer.id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["lx0"],
+        "ids and wing combine"
+    );
+    assert_eq!(
+        s.count(&DrawerFilter::all().with_ids(Vec::new()))
+            .await
+            .unwrap(),
+        0,
+        "an empty id list matches nothing"
+    );
+    let since_only = DrawerFilter::all().filed_between(Some("2026-09-01T00:00:00".into()), None);
+    assert_eq!(s.count(&since_only).await.unwrap(), 0);
+    let before_only = DrawerFilter::all().filed_between(None, Some("2026-02-15T10:00:00".into()));
+    assert_eq!(
+        s.count(&before_only).await.unwrap(),
+        1,
+        "before is exclusive"
     );
 }

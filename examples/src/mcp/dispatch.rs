@@ -3,7 +3,10 @@
 use mempalace_core::knowledge_graph::Supersede;
 use mempalace_core::palace::NewDrawer;
 use mempalace_core::temporal::today;
-use mempalace_core::{AAAK_SPEC, AddedBy, Direction, NewTriple, Page, Palace, PalaceError, Result};
+use mempalace_core::{
+    AAAK_SPEC, AddedBy, Direction, NewTriple, Page, Palace, PalaceError, Result, SearchMode,
+    SearchRequest,
+};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -25,16 +28,23 @@ pub async fn dispatch(palace: &Palace, call: ToolCall) -> Result<Value> {
         ToolCall::ListRooms(a) => to_value(palace.list_rooms(a.wing.as_deref()).await?),
         ToolCall::GetTaxonomy => to_value(palace.taxonomy().await?),
         ToolCall::GetAaakSpec => Ok(json!({ "aaak_spec": AAAK_SPEC })),
-        ToolCall::Search(a) => to_value(
-            palace
-                .search(
-                    &a.query,
-                    a.wing.as_deref(),
-                    a.room.as_deref(),
-                    a.limit as usize,
-                )
-                .await?,
-        ),
+        ToolCall::Search(a) => {
+            let request = SearchRequest {
+                query: a.query,
+                wing: a.wing,
+                room: a.room,
+                source_file: a.source_file,
+                since: a.since,
+                before: a.before,
+                max_distance: a.max_distance,
+                limit: a.limit as usize,
+                mode: a
+                    .mode
+                    .as_deref()
+                    .map_or(Ok(SearchMode::Hybrid), str::parse)?,
+            };
+            to_value(palace.search_with(&request).await?)
+        }
         ToolCall::CheckDuplicate(a) => {
             to_value(palace.check_duplicate(&a.content, a.threshold).await?)
         }

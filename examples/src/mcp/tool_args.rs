@@ -1,14 +1,17 @@
 //! The argument of every tool: field names as in MemPalace, JSON schemas from schemars.
+//! Unknown argument names are refused (a misspelt filter must not silently widen a search).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// No arguments.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 
 /// `mempalace_list_rooms`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ListRoomsArgs {
     /// Only the rooms of this wing (all wings when omitted).
     #[serde(default)]
@@ -21,6 +24,7 @@ fn default_search_limit() -> u32 {
 
 /// `mempalace_search`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SearchArgs {
     /// What to look for, in natural language.
     pub query: String,
@@ -33,6 +37,22 @@ pub struct SearchArgs {
     /// Only drawers in this room.
     #[serde(default)]
     pub room: Option<String>,
+    /// Only drawers from this source file (the full path, a hit's `source_path`).
+    #[serde(default)]
+    pub source_file: Option<String>,
+    /// Only drawers filed at or after this ISO date or date-time.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only drawers filed before this ISO date or date-time.
+    #[serde(default)]
+    pub before: Option<String>,
+    /// Drop hits whose cosine distance is above this (0 to 2; default: keep all).
+    #[serde(default)]
+    pub max_distance: Option<f64>,
+    /// "hybrid" (default: meaning and words fused), "vector" (meaning only) or "lexical"
+    /// (words only).
+    #[serde(default)]
+    pub mode: Option<String>,
 }
 
 fn default_threshold() -> f64 {
@@ -41,6 +61,7 @@ fn default_threshold() -> f64 {
 
 /// `mempalace_check_duplicate`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CheckDuplicateArgs {
     /// The content to check.
     pub content: String,
@@ -51,6 +72,7 @@ pub struct CheckDuplicateArgs {
 
 /// `mempalace_add_drawer`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AddDrawerArgs {
     /// Wing to file under (a project, person or agent).
     pub wing: String,
@@ -68,6 +90,7 @@ pub struct AddDrawerArgs {
 
 /// `mempalace_get_drawer` and `mempalace_delete_drawer`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct DrawerIdArgs {
     /// The drawer's id (drawer_{wing}_{room}_{hash}).
     pub drawer_id: String,
@@ -79,6 +102,7 @@ fn default_list_limit() -> u32 {
 
 /// `mempalace_list_drawers`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ListDrawersArgs {
     /// Only drawers in this wing.
     #[serde(default)]
@@ -96,6 +120,7 @@ pub struct ListDrawersArgs {
 
 /// `mempalace_kg_query`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct KgQueryArgs {
     /// The entity's name (case-insensitive).
     pub entity: String,
@@ -113,6 +138,7 @@ fn default_confidence() -> f64 {
 
 /// `mempalace_kg_add`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct KgAddArgs {
     /// The subject entity.
     pub subject: String,
@@ -136,6 +162,7 @@ pub struct KgAddArgs {
 
 /// `mempalace_kg_invalidate`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct KgInvalidateArgs {
     /// The subject entity.
     pub subject: String,
@@ -150,6 +177,7 @@ pub struct KgInvalidateArgs {
 
 /// `mempalace_kg_supersede`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct KgSupersedeArgs {
     /// The subject entity.
     pub subject: String,
@@ -176,6 +204,7 @@ fn default_timeline_limit() -> u32 {
 
 /// `mempalace_kg_timeline`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct KgTimelineArgs {
     /// One entity's timeline (all facts when omitted).
     #[serde(default)]
@@ -190,6 +219,7 @@ pub struct KgTimelineArgs {
 
 /// `mempalace_diary_write`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct DiaryWriteArgs {
     /// The agent writing (its diary is `wing_<agent>/diary`).
     pub agent_name: String,
@@ -206,6 +236,7 @@ fn default_last_n() -> u32 {
 
 /// `mempalace_diary_read`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct DiaryReadArgs {
     /// The agent whose diary to read.
     pub agent_name: String,

@@ -4,4 +4,4 @@ pub mod pipeline;
 pub mod progress;
 pub mod walk;
 
-pub use pipeline::{MineOptions, MineReport, mine_project};
+pub use pipeline::{Chunking, MineOptions, MineReport, mine_project};

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use mempalace_core::chunking::chunk_text;
+use mempalace_core::chunking::{chunk_document, chunk_text};
 use mempalace_core::drawer_id::mined_drawer_id;
 use mempalace_core::room_routing::{RoomSpec, route_room};
 use mempalace_core::temporal::now_iso;
@@ -32,6 +32,20 @@ pub struct MineOptions {
     pub max_file_bytes: u64,
     /// No progress output.
     pub quiet: bool,
+    /// How files are cut into drawers.
+    pub chunking: Chunking,
+}
+
+/// How `mine` cuts a file into drawers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Chunking {
+    /// Whole lines and sentences, each chunk headed by the file's title and section
+    /// ([`chunk_document`]; the default).
+    #[default]
+    Context,
+    /// MemPalace 3.11's plain 800-character windows ([`chunk_text`]).
+    Plain,
 }
 
 impl MineOptions {
@@ -43,6 +57,7 @@ impl MineOptions {
             batch_size: 64,
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             quiet: false,
+            chunking: Chunking::default(),
         }
     }
 }
@@ -90,7 +105,11 @@ fn file_chunks(file: &ProjectFile, opts: &MineOptions, filed_at: &str) -> Option
     let text = read_text(&file.path, opts.max_file_bytes).ok()?;
     let room = route_room(&file.relative, &text, &opts.rooms);
     let source = file.path.to_string_lossy().into_owned();
-    let drawers = chunk_text(&text)
+    let chunks = match opts.chunking {
+        Chunking::Context => chunk_document(&text),
+        Chunking::Plain => chunk_text(&text),
+    };
+    let drawers = chunks
         .into_iter()
         .map(|c| Drawer {
             id: mined_drawer_id(&opts.wing, &room, &source, c.index),
@@ -111,7 +130,8 @@ fn file_chunks(file: &ProjectFile, opts: &MineOptions, filed_at: &str) -> Option
     })
 }
 
-/// The file's drawers already in the palace: id → text.
+/// The file's mined drawers already in the palace: id → text. Drawers an agent filed with the
+/// same `source_file` are not the miner's: they are never compared or pruned.
 async fn existing_chunks(
     palace: &Palace,
     wing: &str,
@@ -119,6 +139,7 @@ async fn existing_chunks(
 ) -> Result<HashMap<String, String>> {
     let filter = DrawerFilter::wing(wing).with_source_file(source);
     let mut out = HashMap::new();
+    let mut seen = 0;
     let page = 1000;
     loop {
         let got = palace
@@ -126,13 +147,18 @@ async fn existing_chunks(
             .list(
                 &filter,
                 Page {
-                    offset: out.len(),
+                    offset: seen,
                     limit: page,
                 },
             )
             .await?;
         let n = got.len();
-        out.extend(got.into_iter().map(|d| (d.id, d.text)));
+        seen += n;
+        out.extend(
+            got.into_iter()
+                .filter(|d| d.metadata.added_by == AddedBy::Mine)
+                .map(|d| (d.id, d.text)),
+        );
         if n < page {
             return Ok(out);
         }
