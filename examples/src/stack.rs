@@ -154,10 +154,11 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
     // A palace that exists gets its palace.json (palaces created by a first MCP write have
     // none yet, older ones no id); best effort, so a read-only palace still opens.
     let needs_record = recorded.as_ref().is_none_or(|r| r.palace_id.is_none());
-    if needs_record && store.exists().await? {
-        if let Err(e) = config.save(path) {
-            tracing::warn!(error = %format!("{e:#}"), "could not record palace.json; continuing");
-        }
+    if needs_record
+        && store.exists().await?
+        && let Err(e) = config.save(path)
+    {
+        tracing::warn!(error = %format!("{e:#}"), "could not record palace.json; continuing");
     }
     Ok(Palace::new(path, embedder, store, kg)?.with_fusion(fusion_from_env()?))
 }

@@ -406,7 +406,7 @@ mod tests {
         for bad in ["yesterday", "-2026-01-01", "2026-13-01", "20260101", ""] {
             assert!(filing_bound("since", bad).is_err(), "{bad}");
         }
-        assert_eq!("x".parse::<SearchMode>().is_err(), true);
+        assert!("x".parse::<SearchMode>().is_err());
         assert_eq!(
             "lexical".parse::<SearchMode>().unwrap(),
             SearchMode::Lexical

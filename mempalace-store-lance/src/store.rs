@@ -174,12 +174,11 @@ impl LanceStore {
         if self.shared.text_index.load(Ordering::Acquire) {
             return Ok(());
         }
-        if !maintenance::has_text_index(table).await? {
-            if let Err(e) = maintenance::create_text_index(table).await {
-                if !maintenance::has_text_index(table).await? {
-                    return Err(e);
-                }
-            }
+        if !maintenance::has_text_index(table).await?
+            && let Err(e) = maintenance::create_text_index(table).await
+            && !maintenance::has_text_index(table).await?
+        {
+            return Err(e);
         }
         self.shared.text_index.store(true, Ordering::Release);
         Ok(())

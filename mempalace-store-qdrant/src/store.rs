@@ -438,7 +438,7 @@ impl QdrantStore {
                                     p.payload
                                         .get(TEXT)
                                         .and_then(Value::as_str)
-                                        .map_or("", |s| s),
+                                        .map_or("", String::as_str),
                                 ),
                             )
                             .into(),
