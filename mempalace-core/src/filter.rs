@@ -100,10 +100,7 @@ impl DrawerFilter {
                 .source_file
                 .as_deref()
                 .is_none_or(|s| s == m.source_file)
-            && self
-                .ids
-                .as_ref()
-                .is_none_or(|ids| ids.iter().any(|id| *id == drawer.id))
+            && self.ids.as_ref().is_none_or(|ids| ids.contains(&drawer.id))
             && self
                 .filed_from
                 .as_deref()
