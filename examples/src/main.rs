@@ -47,7 +47,7 @@ struct StackArgs {
     /// Qdrant API key.
     #[arg(long, global = true, env = "QDRANT_API_KEY", hide_env_values = true)]
     qdrant_api_key: Option<String>,
-    /// LanceDB table / Qdrant collection of a new palace [default: `mempalace_drawers` for LanceDB, `mempalace_<palace id>` for Qdrant].
+    /// LanceDB table / Qdrant collection of a new palace (default: `mempalace_drawers` for LanceDB, `mempalace_<palace id>` for Qdrant).
     #[arg(long, global = true, value_name = "NAME")]
     collection: Option<String>,
     /// Folder holding all-MiniLM-L6-v2 [default: $MEMPALACE_MODEL_DIR, else ~/.cache/mempalace/models/all-MiniLM-L6-v2].
