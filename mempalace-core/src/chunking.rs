@@ -73,10 +73,16 @@ pub const MAX_TITLE_CHARS: usize = 160;
 ///   when short: a heading, a session date, a subject) and the nearest Markdown heading above
 ///   it, so a chunk from the middle of a file still says what and when it is about.
 ///
+/// A chat transcript (most lines open a speaker turn, `Name: text`) is instead cut into a few
+/// whole turns per chunk ([`TURN_CHUNK_SIZE`]), each headed by the title.
+///
 /// The drawer holds exactly this text; chunks under [`MIN_CHUNK_SIZE`] characters of their
 /// own are dropped.
 pub fn chunk_document(content: &str) -> Vec<Chunk> {
     let content = content.trim();
+    if let Some(chunks) = chunk_transcript(content) {
+        return chunks;
+    }
     let chars: Vec<(usize, char)> = content.char_indices().collect();
     let total = chars.len();
     let byte_at = |i: usize| chars.get(i).map_or(content.len(), |(b, _)| *b);
@@ -88,13 +94,7 @@ pub fn chunk_document(content: &str) -> Vec<Chunk> {
         .filter(|l| l.chars().count() <= MAX_TITLE_CHARS && total > CHUNK_SIZE)
         .map(|l| l.trim_start_matches('#').trim().to_string());
     let mut chunks = Vec::new();
-    let mut start = 0;
-    while start < total {
-        let mut end = (start + CHUNK_SIZE).min(total);
-        if end < total {
-            end = cut_point(&chars, start, end);
-        }
-        let own = slice(start, end).trim();
+    for (start, own) in windows(content) {
         if own.chars().count() >= MIN_CHUNK_SIZE {
             let heading = nearest_heading(slice(0, start));
             let mut context: Vec<&str> = Vec::new();
@@ -119,12 +119,172 @@ pub fn chunk_document(content: &str) -> Vec<Chunk> {
                 text,
             });
         }
+    }
+    chunks
+}
+
+/// Target length of a chat transcript's chunk (its own text, without the title): a few whole
+/// speaker turns. Small chunks keep one exchange's meaning in one embedding instead of
+/// averaging it with the small talk around it (measured in `bench/retrieval`).
+pub const TURN_CHUNK_SIZE: usize = 250;
+/// A file is read as a chat transcript when at least this many of its lines open a turn...
+const MIN_TRANSCRIPT_TURNS: usize = 4;
+/// ...and they are at least this share (in percent) of its non-empty lines after the title.
+const TRANSCRIPT_TURN_PERCENT: usize = 60;
+/// Longest speaker name in a `Name: text` turn.
+const MAX_SPEAKER_CHARS: usize = 40;
+
+/// Whether a line opens a speaker turn: `Name: text` (a name of up to four words) or a
+/// quoted `> text` line (MemPalace's transcript format).
+fn opens_turn(line: &str) -> bool {
+    let line = line.trim_start();
+    if line.starts_with("> ") {
+        return true;
+    }
+    let Some((name, said)) = line.split_once(':') else {
+        return false;
+    };
+    name.chars().next().is_some_and(char::is_alphabetic)
+        && name.chars().count() <= MAX_SPEAKER_CHARS
+        && name.split_whitespace().count() <= 4
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '.' | '\'' | '-' | '_'))
+        && said.starts_with(' ')
+        && !said.trim().is_empty()
+}
+
+/// Chunks a chat transcript (see [`TRANSCRIPT_TURN_PERCENT`]) into groups of whole speaker
+/// turns of about [`TURN_CHUNK_SIZE`] characters, each headed by the file's title (a session
+/// date, a subject) and the Markdown heading above it. A turn is never cut unless it alone
+/// is longer than [`CHUNK_SIZE`]; then it is cut as plain text is. `None` when `content` is
+/// not a transcript.
+fn chunk_transcript(content: &str) -> Option<Vec<Chunk>> {
+    let mut lines = content.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next()?;
+    // The first line is the title (`Date: …`, `# Session 7`) unless it is a turn of a speaker
+    // who speaks again.
+    let speaker = |line: &str| line.split_once(':').map(|(name, _)| name.to_string());
+    let first_speaks_again = opens_turn(first)
+        && (first.starts_with("> ")
+            || content
+                .lines()
+                .skip(1)
+                .any(|l| opens_turn(l) && speaker(l.trim()) == speaker(first)));
+    let title = (first.chars().count() <= MAX_TITLE_CHARS && !first_speaks_again)
+        .then(|| first.trim_start_matches('#').trim());
+    let body: Vec<&str> = if title.is_some() {
+        lines.collect()
+    } else {
+        content
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    let turns = body.iter().filter(|l| opens_turn(l)).count();
+    if turns < MIN_TRANSCRIPT_TURNS || turns * 100 < body.len() * TRANSCRIPT_TURN_PERCENT {
+        return None;
+    }
+    // Units: a turn with its continuation lines, or a heading line.
+    let mut units: Vec<(bool, String)> = Vec::new();
+    for line in body {
+        let heading = line.starts_with('#') && line.trim_start_matches('#').starts_with(' ');
+        match units.last_mut() {
+            Some((false, unit)) if !heading && !opens_turn(line) => {
+                unit.push('\n');
+                unit.push_str(line);
+            }
+            _ => units.push((heading, line.to_string())),
+        }
+    }
+    let mut chunks: Vec<Chunk> = Vec::new();
+    let mut heading: Option<String> = None;
+    let mut pending: Vec<String> = Vec::new();
+    let mut pending_chars = 0usize;
+    let flush = |pending: &mut Vec<String>,
+                 pending_chars: &mut usize,
+                 heading: &Option<String>,
+                 chunks: &mut Vec<Chunk>| {
+        if pending.is_empty() {
+            return;
+        }
+        let own = pending.join("\n");
+        pending.clear();
+        *pending_chars = 0;
+        if own.chars().count() < MIN_CHUNK_SIZE
+            && let Some(last) = chunks.last_mut()
+        {
+            // Too short to stand alone (a closing "bye"): it joins the chunk before.
+            last.text.push('\n');
+            last.text.push_str(&own);
+            return;
+        }
+        let mut context: Vec<&str> = Vec::new();
+        if let Some(t) = title {
+            context.push(t);
+        }
+        if let Some(h) = heading.as_deref()
+            && !own.contains(h)
+        {
+            context.push(h);
+        }
+        let text = if context.is_empty() {
+            own
+        } else {
+            format!("{}\n\n{own}", context.join(" › "))
+        };
+        chunks.push(Chunk {
+            index: chunks.len() as u32,
+            text,
+        });
+    };
+    for (is_heading, unit) in units {
+        if is_heading {
+            flush(&mut pending, &mut pending_chars, &heading, &mut chunks);
+            heading = Some(unit.trim_start_matches('#').trim().to_string());
+            continue;
+        }
+        let n = unit.chars().count();
+        if n > CHUNK_SIZE {
+            flush(&mut pending, &mut pending_chars, &heading, &mut chunks);
+            for (_, piece) in windows(&unit) {
+                pending.push(piece.to_string());
+                flush(&mut pending, &mut pending_chars, &heading, &mut chunks);
+            }
+            continue;
+        }
+        if pending_chars >= MIN_CHUNK_SIZE && pending_chars + n > TURN_CHUNK_SIZE {
+            flush(&mut pending, &mut pending_chars, &heading, &mut chunks);
+        }
+        pending_chars += n + 1;
+        pending.push(unit);
+    }
+    flush(&mut pending, &mut pending_chars, &heading, &mut chunks);
+    Some(chunks)
+}
+
+/// The windows of `content` (trimmed, with the character index where each starts): about
+/// [`CHUNK_SIZE`] characters, ending at a cut point ([`cut_point`]) and overlapping the next
+/// from a line or word start ([`overlap_start`]).
+fn windows(content: &str) -> Vec<(usize, &str)> {
+    let chars: Vec<(usize, char)> = content.char_indices().collect();
+    let total = chars.len();
+    let byte_at = |i: usize| chars.get(i).map_or(content.len(), |(b, _)| *b);
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < total {
+        let mut end = (start + CHUNK_SIZE).min(total);
+        if end < total {
+            end = cut_point(&chars, start, end);
+        }
+        out.push((start, content[byte_at(start)..byte_at(end)].trim()));
         if end >= total {
             break;
         }
         start = overlap_start(&chars, start, end);
     }
-    chunks
+    out
 }
 
 /// Where a window `[start, end)` should end: the last paragraph break, line break, sentence
@@ -283,5 +443,59 @@ mod tests {
         let dense = "记忆宫殿".repeat(500);
         let c = chunk_document(&dense);
         assert!(c.len() >= 2 && c.iter().all(|c| c.text.chars().count() <= CHUNK_SIZE + 200));
+    }
+
+    #[test]
+    fn transcripts_are_cut_into_whole_turns_under_their_date() {
+        let mut text = String::from("Date: Sunday, 25 September 2022, 10:55\n");
+        for i in 0..30 {
+            let who = if i % 2 == 0 { "Daniel" } else { "Sofia" };
+            text.push_str(&format!(
+                "{who}: message {i} about hiking and photography today\n"
+            ));
+            if i == 7 {
+                text.push_str("and a second line of message 7, still Sofia's turn\n");
+            }
+        }
+        text.push_str("Sofia: bye!\n");
+        let chunks = chunk_document(&text);
+        assert!(chunks.len() >= 6, "{} chunks", chunks.len());
+        let mut seen = Vec::new();
+        for (i, c) in chunks.iter().enumerate() {
+            assert_eq!(c.index as usize, i);
+            let (head, body) = c.text.split_once("\n\n").expect("a title line");
+            assert_eq!(head, "Date: Sunday, 25 September 2022, 10:55");
+            assert!(body.chars().count() <= TURN_CHUNK_SIZE + 60, "{body:?}");
+            assert!(text.contains(body), "not verbatim: {body:?}");
+            for line in body.lines() {
+                assert!(
+                    line.starts_with("Daniel: ")
+                        || line.starts_with("Sofia: ")
+                        || line.starts_with("and a"),
+                    "{line:?}"
+                );
+            }
+            assert!(
+                !body.starts_with("and a"),
+                "a turn's continuation was cut off its turn"
+            );
+            seen.extend(body.lines().map(str::to_string));
+        }
+        // Every turn is kept once, in order, the short last one included.
+        let expected: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(seen, expected);
+        // A first line that is a speaker's turn is not taken for a title.
+        let chat = "Ann: hello there, how was the trip to Lisbon?\nBob: great, we saw the tram\n\
+                    Ann: did you try the custard tarts?\nBob: every single day, twice\n";
+        let c = chunk_document(chat);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].text, chat.trim());
+        // Prose with a few colons is not a transcript.
+        let prose = format!(
+            "Notes\n{}",
+            "The plan: we ship on Friday after review.\nIt is long enough to need windows. "
+                .repeat(30)
+        );
+        assert!(chunk_transcript(prose.trim()).is_none());
     }
 }
