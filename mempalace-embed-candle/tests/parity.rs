@@ -1,5 +1,5 @@
 //! Parity with sentence-transformers: token ids exactly, vectors to cosine ≥ 0.9999, on the
-//! reference file in `../shared/embedding-parity` (English, Chinese, Japanese, emoji, AAAK,
+//! reference file in `tests/data/embedding-parity` (English, Chinese, Japanese, emoji, AAAK,
 //! code, one letter, surrounding spaces, and a text truncated at 256 tokens).
 
 use std::path::PathBuf;
@@ -17,13 +17,9 @@ struct Reference {
 
 fn references() -> Vec<Reference> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/embedding-parity/vectors.jsonl");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "cannot read {} ({e}); it ships beside the repository as ../shared",
-            path.display()
-        )
-    });
+        .join("tests/data/embedding-parity/vectors.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {} ({e})", path.display()));
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap())
