@@ -143,9 +143,9 @@ impl VectorStore for MemoryStore {
         let n = contents.rows.len();
         let mut total_length = 0usize;
         let mut document_frequency = vec![0usize; wanted.len()];
-        // (drawer, length, term frequencies) of the drawers the filter keeps.
+        // (drawer, vector, length, term frequencies) of the drawers the filter keeps.
         let mut kept = Vec::new();
-        for (drawer, _) in contents.rows.values() {
+        for (drawer, vector) in contents.rows.values() {
             let ts = terms(&drawer.text);
             total_length += ts.len();
             let tf: Vec<usize> = wanted
@@ -156,15 +156,16 @@ impl VectorStore for MemoryStore {
                 *df += usize::from(*f > 0);
             }
             if filter.matches(drawer) && tf.iter().any(|f| *f > 0) {
-                kept.push((drawer, ts.len(), tf));
+                kept.push((drawer, vector, ts.len(), tf));
             }
         }
         let average = total_length as f64 / n.max(1) as f64;
         let idfs: Vec<f64> = document_frequency.iter().map(|df| idf(n, *df)).collect();
         let mut hits: Vec<LexicalHit> = kept
             .into_iter()
-            .map(|(drawer, length, tf)| LexicalHit {
+            .map(|(drawer, vector, length, tf)| LexicalHit {
                 drawer: drawer.clone(),
+                vector: Some(vector.clone()),
                 score: tf
                     .iter()
                     .zip(&idfs)

@@ -17,7 +17,7 @@ use crate::reports::*;
 use crate::retrieval::{
     Candidate, Fusion, Ranked, SearchMode, SearchRequest, filing_bound, fuse, union,
 };
-use crate::similarity::similarity_from_distance;
+use crate::similarity::{cosine_distance, similarity_from_distance};
 use crate::temporal::{now_iso, today};
 use crate::validation::{
     clamp_limit, validate_content, validate_name, validate_offset, validate_query,
@@ -333,14 +333,26 @@ impl Palace {
             }
             SearchMode::Lexical => {
                 let hits = self.store.lexical_query(query, &filter, limit).await?;
-                let ids: Vec<String> = hits.iter().map(|h| h.drawer.id.clone()).collect();
-                let distances = self.distances_of(query, &filter, ids).await?;
+                let vector = if hits.is_empty() {
+                    Vec::new()
+                } else {
+                    self.embed_one(query).await?
+                };
+                let missing: Vec<String> = hits
+                    .iter()
+                    .filter(|h| h.vector.is_none())
+                    .map(|h| h.drawer.id.clone())
+                    .collect();
+                let distances = self.distances_of(&vector, &filter, missing).await?;
                 hits.into_iter()
                     .map(|h| Ranked {
                         score: f64::from(h.score),
                         bm25: f64::from(h.score),
                         candidate: Candidate {
-                            distance: distances.get(&h.drawer.id).copied(),
+                            distance: match &h.vector {
+                                Some(v) => Some(cosine_distance(&vector, v)),
+                                None => distances.get(&h.drawer.id).copied(),
+                            },
                             drawer: h.drawer,
                             by_vector: false,
                             by_lexical: true,
@@ -360,22 +372,18 @@ impl Palace {
                         .into_iter()
                         .map(|n| (n.drawer, n.distance))
                         .collect(),
-                    lexical?.into_iter().map(|h| h.drawer).collect(),
-                );
-                if !missing.is_empty() {
-                    let n = missing.len();
-                    let found = self
-                        .store
-                        .query(&vector, &filter.clone().with_ids(missing), n)
-                        .await?;
-                    let distances: std::collections::HashMap<String, f32> = found
+                    lexical?
                         .into_iter()
-                        .map(|n| (n.drawer.id, n.distance))
-                        .collect();
-                    for c in &mut candidates {
-                        if c.distance.is_none() {
-                            c.distance = distances.get(&c.drawer.id).copied();
-                        }
+                        .map(|h| {
+                            let distance = h.vector.as_deref().map(|v| cosine_distance(&vector, v));
+                            (h.drawer, distance)
+                        })
+                        .collect(),
+                );
+                let distances = self.distances_of(&vector, &filter, missing).await?;
+                for c in &mut candidates {
+                    if c.distance.is_none() {
+                        c.distance = distances.get(&c.drawer.id).copied();
                     }
                 }
                 fuse(query, candidates, &fusion)
@@ -408,21 +416,21 @@ impl Palace {
         })
     }
 
-    /// Cosine distances of the query to these drawers (those still within `filter`).
+    /// Cosine distances of the query vector to these drawers (those still within `filter`),
+    /// read from the store.
     async fn distances_of(
         &self,
-        query: &str,
+        vector: &[f32],
         filter: &DrawerFilter,
         ids: Vec<String>,
     ) -> Result<std::collections::HashMap<String, f32>> {
         if ids.is_empty() {
             return Ok(Default::default());
         }
-        let vector = self.embed_one(query).await?;
         let n = ids.len();
         Ok(self
             .store
-            .query(&vector, &filter.clone().with_ids(ids), n)
+            .query(vector, &filter.clone().with_ids(ids), n)
             .await?
             .into_iter()
             .map(|n| (n.drawer.id, n.distance))

@@ -245,10 +245,12 @@ pub fn fuse(query: &str, candidates: Vec<Candidate>, fusion: &Fusion) -> Vec<Ran
 }
 
 /// Merges the two channels' finds into one candidate list (a drawer found by both appears
-/// once, with the vector channel's distance), in first-found order.
+/// once, with the vector channel's distance), in first-found order. A lexical find carries
+/// its distance when the store returned its vector; the ids of those without one are
+/// returned beside the list.
 pub fn union(
     by_vector: Vec<(Drawer, f32)>,
-    by_lexical: Vec<Drawer>,
+    by_lexical: Vec<(Drawer, Option<f32>)>,
 ) -> (Vec<Candidate>, Vec<String>) {
     let mut position: HashMap<String, usize> = HashMap::new();
     let mut out: Vec<Candidate> = Vec::with_capacity(by_vector.len() + by_lexical.len());
@@ -265,15 +267,17 @@ pub fn union(
         });
     }
     let mut missing_distance = Vec::new();
-    for drawer in by_lexical {
+    for (drawer, distance) in by_lexical {
         match position.get(&drawer.id) {
             Some(&i) => out[i].by_lexical = true,
             None => {
                 position.insert(drawer.id.clone(), out.len());
-                missing_distance.push(drawer.id.clone());
+                if distance.is_none() {
+                    missing_distance.push(drawer.id.clone());
+                }
                 out.push(Candidate {
                     drawer,
-                    distance: None,
+                    distance,
                     by_vector: false,
                     by_lexical: true,
                 });
@@ -345,12 +349,26 @@ mod tests {
     fn union_keeps_each_drawer_once_and_names_those_without_distance() {
         let (c, missing) = union(
             vec![(drawer("a", "x"), 0.1), (drawer("b", "y"), 0.2)],
-            vec![drawer("b", "y"), drawer("c", "z")],
+            vec![
+                (drawer("b", "y"), None),
+                (drawer("c", "z"), None),
+                (drawer("d", "w"), Some(0.4)),
+            ],
         );
-        assert_eq!(c.len(), 3);
+        assert_eq!(c.len(), 4);
         assert!(c[1].by_vector && c[1].by_lexical);
+        assert_eq!(
+            c[1].distance,
+            Some(0.2),
+            "the vector channel's distance is kept"
+        );
         assert_eq!(c[2].distance, None);
-        assert_eq!(missing, vec!["c".to_string()]);
+        assert_eq!(c[3].distance, Some(0.4));
+        assert_eq!(
+            missing,
+            vec!["c".to_string()],
+            "only c still needs its distance"
+        );
     }
 
     #[test]

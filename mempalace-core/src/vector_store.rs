@@ -25,6 +25,10 @@ pub struct LexicalHit {
     /// The backend's BM25-style score: higher is more relevant; its scale is the backend's own
     /// (fusion in [`crate::retrieval`] rescores candidates itself).
     pub score: f32,
+    /// The drawer's stored vector, when the backend reads it with the hit: search then computes
+    /// the hit's distance itself instead of asking the store again. `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector: Option<Vec<f32>>,
 }
 
 /// How many drawers one (wing, room) pair holds.

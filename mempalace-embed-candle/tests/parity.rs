@@ -16,8 +16,8 @@ struct Reference {
 }
 
 fn references() -> Vec<Reference> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/embedding-parity/vectors.jsonl");
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/embedding-parity/vectors.jsonl");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {} ({e})", path.display()));
     text.lines()

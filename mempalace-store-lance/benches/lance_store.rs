@@ -1,14 +1,22 @@
-//! LanceDB store speed, printed as a table: upsert throughput (batches of 1 and 1,000) and
+//! LanceDB store speed, printed as a table: upsert throughput (batches of 1 and 1,000),
 //! search p50/p95 with and without a wing filter at 10k and 100k drawers (1M with
-//! `MEMPALACE_BENCH_1M=1`). Vectors are precomputed random 384-d unit vectors, so embedding
-//! cost is excluded.
-//! Run: `cargo bench --workspace --profile dev --bench lance_store`.
+//! `MEMPALACE_BENCH_1M=1`), and the lexical (BM25) channel and the whole hybrid
+//! `Palace::search_with` on a text corpus at 10k drawers. Vectors are precomputed (random
+//! unit vectors; for the text corpus, a hashing embedder), so MiniLM's cost is excluded: the
+//! `embed` bench of mempalace-embed-candle measures it.
+//! Run: `cargo bench --workspace --profile dev --bench lance_store` (add `--release` numbers
+//! by running it with `--profile release`).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mempalace_conformance::corpus::{seeded, unit_vectors};
-use mempalace_core::{DrawerFilter, VectorStore};
+use mempalace_conformance::hashing_embedder::HashingEmbedder;
+use mempalace_core::{DrawerFilter, Palace, SearchMode, SearchRequest, VectorStore};
+use mempalace_kg_sqlite::SqliteKnowledgeGraph;
 use mempalace_store_lance::{LanceOptions, LanceStore};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
 const DIM: usize = 384;
 
@@ -28,6 +36,111 @@ async fn search_latencies(store: &LanceStore, filter: &DrawerFilter, n: usize) -
     }
     times.sort();
     (percentile(&times, 0.5), percentile(&times, 0.95))
+}
+
+/// Words of the text corpus's vocabulary.
+const VOCABULARY: usize = 5_000;
+
+/// `n` texts of 40 words over [`VOCABULARY`] words, common words far more often than rare
+/// ones (the square of a uniform draw), so BM25 meets both, as in real text.
+fn corpus_texts(seed: u64, n: usize) -> Vec<String> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| {
+            (0..40)
+                .map(|_| {
+                    let u: f64 = rng.random();
+                    format!("w{}", (u * u * VOCABULARY as f64) as usize)
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// Three-word queries taken from random drawers' texts.
+fn corpus_queries(texts: &[String], n: usize) -> Vec<String> {
+    let mut rng = StdRng::seed_from_u64(99);
+    (0..n)
+        .map(|_| {
+            let words: Vec<&str> = texts[rng.random_range(0..texts.len())].split(' ').collect();
+            let at = rng.random_range(0..words.len() - 3);
+            words[at..at + 3].join(" ")
+        })
+        .collect()
+}
+
+/// p50 and p95 in milliseconds of `run` over `queries`.
+async fn latencies<F, Fut>(queries: &[String], mut run: F) -> (f64, f64)
+where
+    F: FnMut(String) -> Fut,
+    Fut: std::future::Future<Output = usize>,
+{
+    let mut times = Vec::with_capacity(queries.len());
+    for q in queries {
+        let t = Instant::now();
+        let hits = run(q.clone()).await;
+        times.push(t.elapsed());
+        assert!(hits > 0, "no hit for {q}");
+    }
+    times.sort();
+    (percentile(&times, 0.5), percentile(&times, 0.95))
+}
+
+/// The lexical channel and the hybrid search of `Palace` over `n` text drawers.
+async fn text_corpus_searches(n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let embedder = Arc::new(HashingEmbedder::new(DIM));
+    let store = Arc::new(
+        LanceStore::open(LanceOptions::new(dir.path().join("lance"), DIM))
+            .await
+            .unwrap(),
+    );
+    let texts = corpus_texts(3, n);
+    let (mut drawers, _) = seeded(3, n, DIM);
+    for (d, t) in drawers.iter_mut().zip(&texts) {
+        d.text = t.clone();
+    }
+    let vectors: Vec<Vec<f32>> = texts.iter().map(|t| embedder.embed_one(t)).collect();
+    for (d, v) in drawers.chunks(5_000).zip(vectors.chunks(5_000)) {
+        store.upsert(d, v).await.unwrap();
+    }
+    store.optimize().await.unwrap();
+    let kg = Arc::new(SqliteKnowledgeGraph::in_palace(dir.path()));
+    let palace = Palace::new(dir.path(), embedder, store.clone(), kg).unwrap();
+    let queries = corpus_queries(&texts, 100);
+    let (p50, p95) = latencies(&queries, |q| {
+        let store = store.clone();
+        async move {
+            store
+                .lexical_query(&q, &DrawerFilter::all(), 120)
+                .await
+                .unwrap()
+                .len()
+        }
+    })
+    .await;
+    println!("| lexical (BM25) top 120, text corpus | {n} | p50 {p50:.1} ms, p95 {p95:.1} ms |");
+    for (label, mode) in [
+        ("Palace search, vector", SearchMode::Vector),
+        ("Palace search, hybrid", SearchMode::Hybrid),
+    ] {
+        let (p50, p95) = latencies(&queries, |q| {
+            let palace = &palace;
+            async move {
+                palace
+                    .search_with(&SearchRequest::new(q).limit(5).mode(mode))
+                    .await
+                    .unwrap()
+                    .results
+                    .len()
+            }
+        })
+        .await;
+        println!(
+            "| {label} (limit 5, embedding excluded), text corpus | {n} | p50 {p50:.1} ms, p95 {p95:.1} ms |"
+        );
+    }
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -68,6 +181,8 @@ async fn main() {
         "| upsert, batch of 1,000 | 1,000 | {:.0} drawers/s |",
         1_000.0 / t.elapsed().as_secs_f64()
     );
+
+    text_corpus_searches(10_000).await;
 
     for n in sizes {
         let dir = tempfile::tempdir().unwrap();

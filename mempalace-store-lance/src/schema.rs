@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use arrow_array::Array as _;
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt32Type;
 use arrow_array::{
@@ -42,16 +43,36 @@ pub(crate) const NEIGHBOUR_COLUMNS: [&str; DRAWER_COLUMNS.len() + 1] = {
 pub(crate) const TEXT_COLUMN: &str = "text";
 /// The relevance column a full-text query adds (higher is better).
 pub(crate) const SCORE_COLUMN: &str = "_score";
-/// What a full-text query returns: the drawer columns and the score.
-pub(crate) const LEXICAL_COLUMNS: [&str; DRAWER_COLUMNS.len() + 1] = {
-    let mut columns = [SCORE_COLUMN; DRAWER_COLUMNS.len() + 1];
+/// What a full-text query returns: the drawer columns, the vector (so search computes the
+/// hit's distance without a second query) and the score.
+pub(crate) const LEXICAL_COLUMNS: [&str; DRAWER_COLUMNS.len() + 2] = {
+    let mut columns = [SCORE_COLUMN; DRAWER_COLUMNS.len() + 2];
     let mut i = 0;
     while i < DRAWER_COLUMNS.len() {
         columns[i] = DRAWER_COLUMNS[i];
         i += 1;
     }
+    columns[DRAWER_COLUMNS.len()] = VECTOR_COLUMN;
     columns
 };
+
+/// The vectors of a batch's `vector` column, row by row.
+pub(crate) fn batch_vectors(batch: &RecordBatch) -> Result<Vec<Vec<f32>>> {
+    let missing = || PalaceError::store("lancedb", "read", "no vector column in the result");
+    let lists = batch
+        .column_by_name(VECTOR_COLUMN)
+        .and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>())
+        .ok_or_else(missing)?;
+    let values = lists
+        .values()
+        .as_any()
+        .downcast_ref::<Float32Array>()
+        .ok_or_else(missing)?;
+    let width = lists.value_length() as usize;
+    Ok((0..lists.len())
+        .map(|i| values.values()[i * width..(i + 1) * width].to_vec())
+        .collect())
+}
 
 /// The table's schema for vectors of `dimension`.
 pub(crate) fn drawers_schema(dimension: usize) -> SchemaRef {

@@ -26,7 +26,8 @@ use crate::options::LanceOptions;
 use crate::predicate::{filter_predicate, ids_predicate};
 use crate::schema::{
     DISTANCE_COLUMN, DRAWER_COLUMNS, LEXICAL_COLUMNS, NEIGHBOUR_COLUMNS, SCORE_COLUMN, TEXT_COLUMN,
-    batch_drawers, batch_wing_rooms, drawers_batch, drawers_schema, vector_dimension,
+    batch_drawers, batch_vectors, batch_wing_rooms, drawers_batch, drawers_schema,
+    vector_dimension,
 };
 
 /// Ids per `IN (...)` predicate.
@@ -439,10 +440,13 @@ impl VectorStore for LanceStore {
                 .ok_or_else(|| {
                     PalaceError::store("lancedb", "lexical_query", "no _score column in the result")
                 })?;
-            for (i, drawer) in batch_drawers(batch)?.into_iter().enumerate() {
+            let vectors = batch_vectors(batch)?;
+            for ((i, drawer), vector) in batch_drawers(batch)?.into_iter().enumerate().zip(vectors)
+            {
                 out.push(LexicalHit {
                     drawer,
                     score: scores.value(i),
+                    vector: Some(vector),
                 });
             }
         }

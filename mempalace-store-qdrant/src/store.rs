@@ -723,6 +723,7 @@ impl VectorStore for QdrantStore {
                 drawer_from_payload(&p.payload).map(|drawer| LexicalHit {
                     drawer,
                     score: p.score,
+                    vector: None,
                 })
             })
             .collect::<std::result::Result<Vec<_>, _>>()

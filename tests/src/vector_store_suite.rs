@@ -604,6 +604,14 @@ pub async fn lexical_query_finds_words_and_honours_filters<F: StoreFactory + ?Si
         for pair in hits.windows(2) {
             assert!(pair[0].score >= pair[1].score, "best first: {query:?}");
         }
+        // A vector returned with a hit is the one stored with that drawer (search computes
+        // the hit's distance from it).
+        for h in &hits {
+            if let Some(v) = &h.vector {
+                let i = drawers.iter().position(|d| d.id == h.drawer.id).unwrap();
+                assert_eq!(v, &vectors[i], "vector of {}", h.drawer.id);
+            }
+        }
     }
     // Only drawers sharing a word come back; the limit and the filters are honoured.
     let both = s.lexical_query("greyhound", &all, 10).await.unwrap();
