@@ -14,6 +14,7 @@
 
 pub mod chunking;
 pub mod drawer;
+pub mod drawer_chunks;
 pub mod drawer_id;
 pub mod embedder;
 pub mod error;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::drawer::{AddedBy, Drawer, DrawerMetadata};
+use crate::drawer_chunks::{chunk_id, parent_of, split_content};
 use crate::drawer_id::agent_drawer_id;
 use crate::embedder::Embedder;
 use crate::error::{PalaceError, Result};
@@ -221,6 +222,28 @@ impl Palace {
             protocol: PALACE_PROTOCOL.to_string(),
             aaak_dialect: AAAK_SPEC.to_string(),
         }))
+    }
+
+    /// Embeds several texts in one call, checking each vector's dimension.
+    async fn embed_all(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        let vectors = self.embedder.embed(texts).await?;
+        if vectors.len() != texts.len() {
+            return Err(PalaceError::Embedder(format!(
+                "the embedder returned {} vectors for {} texts",
+                vectors.len(),
+                texts.len()
+            )));
+        }
+        for v in &vectors {
+            if v.len() != self.store.dimension() {
+                return Err(PalaceError::DimensionMismatch {
+                    expected: self.store.dimension(),
+                    actual: v.len(),
+                    context: format!("vector from {}", self.embedder.model_name()),
+                });
+            }
+        }
+        Ok(vectors)
     }
 
     async fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
@@ -499,16 +522,22 @@ impl Palace {
     /// Files a drawer unless a semantic duplicate (similarity ≥ 0.9) exists. The check and the
     /// write happen under the palace write lock, so concurrent adds of the same content
     /// (from tasks or processes) store it once.
+    /// Content longer than one chunk is filed as several chunk drawers (see
+    /// [`crate::drawer_chunks`]), so every part of it is searchable by meaning; the returned id
+    /// names the whole for [`Palace::get_drawer`], [`Palace::delete_drawer`] and search.
     pub async fn add_drawer(&self, new: NewDrawer) -> Result<AddDrawerOutcome> {
         validate_name("wing", &new.wing)?;
         validate_name("room", &new.room)?;
         validate_content(&new.content)?;
         let source_file = new.source_file.unwrap_or_default();
         validate_source_file(&source_file)?;
-        let vector = self.embed_one(&new.content).await?;
+        let pieces = split_content(&new.content);
+        let vectors = self.embed_all(&pieces).await?;
         let _guard = self.write_lock.acquire().await?;
         self.create_if_missing().await?;
-        let duplicates = self.duplicates_of(&vector, DUPLICATE_THRESHOLD).await?;
+        // Long content: the first piece stands for it, as the whole content's embedding
+        // (which only sees the first 256 tokens) did before.
+        let duplicates = self.duplicates_of(&vectors[0], DUPLICATE_THRESHOLD).await?;
         if duplicates.is_duplicate {
             return Ok(AddDrawerOutcome::Duplicate(DuplicateRefused {
                 success: false,
@@ -517,27 +546,65 @@ impl Palace {
             }));
         }
         let filed_at = now_iso();
-        let drawer = Drawer {
-            id: agent_drawer_id(&new.wing, &new.room, &new.content, &filed_at),
-            text: new.content,
-            metadata: DrawerMetadata {
-                wing: new.wing,
-                room: new.room,
-                source_file,
-                chunk_index: 0,
-                added_by: new.added_by,
-                filed_at,
-            },
-        };
-        self.store
-            .upsert(std::slice::from_ref(&drawer), &[vector])
-            .await?;
+        let drawer_id = agent_drawer_id(&new.wing, &new.room, &new.content, &filed_at);
+        let chunked = pieces.len() > 1;
+        let drawers: Vec<Drawer> = pieces
+            .into_iter()
+            .enumerate()
+            .map(|(i, text)| Drawer {
+                id: if chunked {
+                    chunk_id(&drawer_id, i)
+                } else {
+                    drawer_id.clone()
+                },
+                text,
+                metadata: DrawerMetadata {
+                    wing: new.wing.clone(),
+                    room: new.room.clone(),
+                    source_file: source_file.clone(),
+                    chunk_index: i as u32,
+                    added_by: new.added_by,
+                    filed_at: filed_at.clone(),
+                },
+            })
+            .collect();
+        self.store.upsert(&drawers, &vectors).await?;
         Ok(AddDrawerOutcome::Added(DrawerAdded {
             success: true,
-            drawer_id: drawer.id,
-            wing: drawer.metadata.wing,
-            room: drawer.metadata.room,
+            drawer_id,
+            wing: new.wing,
+            room: new.room,
+            chunks: drawers.len(),
+            chunk_ids: if chunked {
+                drawers.into_iter().map(|d| d.id).collect()
+            } else {
+                Vec::new()
+            },
         }))
+    }
+
+    /// The drawers filed for one `add_drawer` call under `drawer_id`: the drawer itself, else
+    /// its chunks in order (see [`crate::drawer_chunks`]); empty when there are none.
+    async fn drawer_group(&self, drawer_id: &str) -> Result<Vec<Drawer>> {
+        if let Some(d) = self.store.get(&[drawer_id.to_string()]).await?.pop() {
+            return Ok(vec![d]);
+        }
+        /// Chunk ids asked for per store round trip.
+        const PROBE: usize = 256;
+        let mut chunks: Vec<Drawer> = Vec::new();
+        loop {
+            let from = chunks.len();
+            let ids: Vec<String> = (from..from + PROBE)
+                .map(|i| chunk_id(drawer_id, i))
+                .collect();
+            let mut found = self.store.get(&ids).await?;
+            let complete = found.len() == PROBE;
+            found.sort_by_key(|d| d.metadata.chunk_index);
+            chunks.extend(found);
+            if !complete {
+                return Ok(chunks);
+            }
+        }
     }
 
     async fn create_if_missing(&self) -> Result<()> {
@@ -572,14 +639,18 @@ impl Palace {
     }
 
     /// One drawer in full.
+    /// A drawer filed in chunks comes back whole, under the id `add_drawer` returned.
     pub async fn get_drawer(&self, drawer_id: &str) -> Result<DrawerView> {
         self.require_palace().await?;
-        self.store
-            .get(&[drawer_id.to_string()])
-            .await?
-            .pop()
-            .map(DrawerView::from)
-            .ok_or_else(|| PalaceError::DrawerNotFound(drawer_id.to_string()))
+        let mut group = self.drawer_group(drawer_id).await?.into_iter();
+        let mut whole = group
+            .next()
+            .ok_or_else(|| PalaceError::DrawerNotFound(drawer_id.to_string()))?;
+        for chunk in group {
+            whole.text.push_str(&chunk.text);
+        }
+        whole.id = drawer_id.to_string();
+        Ok(DrawerView::from(whole))
     }
 
     /// Drawers by wing and/or room, in id order, one page at a time.
@@ -624,7 +695,16 @@ impl Palace {
     pub async fn delete_drawer(&self, drawer_id: &str) -> Result<DrawerDeleted> {
         self.require_palace().await?;
         let _guard = self.write_lock.acquire().await?;
-        match self.store.delete(&[drawer_id.to_string()]).await? {
+        let ids: Vec<String> = self
+            .drawer_group(drawer_id)
+            .await?
+            .into_iter()
+            .map(|d| d.id)
+            .collect();
+        if ids.is_empty() {
+            return Err(PalaceError::DrawerNotFound(drawer_id.to_string()));
+        }
+        match self.store.delete(&ids).await? {
             0 => Err(PalaceError::DrawerNotFound(drawer_id.to_string())),
             _ => Ok(DrawerDeleted {
                 success: true,
@@ -949,16 +1029,26 @@ fn file_name(path: &str) -> String {
 fn fold_identical_texts(ranked: Vec<Ranked>, limit: usize) -> Vec<SearchHit> {
     let mut hits: Vec<SearchHit> = Vec::with_capacity(limit);
     let mut by_text: std::collections::HashMap<String, usize> = Default::default();
+    let mut drawers_shown: std::collections::HashSet<String> = Default::default();
     for r in ranked {
-        let c = r.candidate;
+        let mut c = r.candidate;
+        // A chunk of a drawer filed in pieces stands for that drawer, once: its best chunk.
+        if let Some(parent) = parent_of(&c.drawer.id).map(str::to_string) {
+            c.drawer.id = parent;
+        }
+        if drawers_shown.contains(&c.drawer.id) {
+            continue;
+        }
         let key = c.drawer.text.trim().to_string();
         if let Some(&i) = by_text.get(&key) {
+            drawers_shown.insert(c.drawer.id.clone());
             hits[i].also_in.push(c.drawer.id);
             continue;
         }
         if hits.len() == limit {
             continue;
         }
+        drawers_shown.insert(c.drawer.id.clone());
         by_text.insert(key, hits.len());
         let distance = c.distance.unwrap_or(1.0);
         let m = c.drawer.metadata;

@@ -162,12 +162,17 @@ pub struct DuplicateCheck {
 pub struct DrawerAdded {
     /// Always true.
     pub success: bool,
-    /// The new drawer's id.
+    /// The new drawer's id (for content filed in chunks, the id of the whole).
     pub drawer_id: String,
     /// Its wing.
     pub wing: String,
     /// Its room.
     pub room: String,
+    /// How many drawers hold the content: 1, or the number of chunks of long content.
+    pub chunks: usize,
+    /// The chunks' own ids, when the content was filed in chunks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunk_ids: Vec<String>,
 }
 
 /// A drawer was refused as a semantic duplicate.

@@ -675,3 +675,65 @@ async fn listing_taxonomy_delete_and_diary() {
         Some(&2)
     );
 }
+
+#[tokio::test]
+async fn long_content_is_filed_in_chunks_and_read_searched_and_deleted_whole() {
+    let t = palace();
+    let p = &t.palace;
+    let head = "Meeting notes on the lighthouse restoration budget. ".repeat(16); // 832 chars
+    let middle = "The keeper reported rust on the lantern gallery railings. ".repeat(14);
+    let tail = "Finally the zeppelin hangar quartermaster signed the invoice.";
+    let content = format!("{head}{middle}{tail}");
+    let n = content.chars().count();
+    let added = match p
+        .add_drawer(NewDrawer::new("wing_notes", "budget", content.clone()))
+        .await
+        .unwrap()
+    {
+        AddDrawerOutcome::Added(a) => a,
+        AddDrawerOutcome::Duplicate(d) => panic!("unexpected duplicate: {d:?}"),
+    };
+    assert_eq!(added.chunks, n.div_ceil(800));
+    assert_eq!(added.chunk_ids.len(), added.chunks);
+    assert_eq!(
+        added.chunk_ids[1],
+        format!("{}_chunk_000001", added.drawer_id)
+    );
+    assert_eq!(
+        to_json(&p.status().await.unwrap())["total_drawers"],
+        json!(added.chunks)
+    );
+    // Read back whole, under the id add_drawer returned.
+    let view = to_json(&p.get_drawer(&added.drawer_id).await.unwrap());
+    assert_eq!(view["content"], json!(content), "{view}");
+    assert_eq!(view["drawer_id"], json!(added.drawer_id));
+    // Words only the last chunk holds find the drawer, once, under its own id.
+    let found = p
+        .search("zeppelin hangar quartermaster invoice", None, None, 10)
+        .await
+        .unwrap();
+    let ids: Vec<&str> = found.results.iter().map(|h| h.drawer_id.as_str()).collect();
+    assert_eq!(ids.first(), Some(&added.drawer_id.as_str()), "{ids:?}");
+    assert_eq!(
+        ids.iter().filter(|i| **i == added.drawer_id).count(),
+        1,
+        "one hit per drawer: {ids:?}"
+    );
+    // The same content again is a duplicate.
+    assert!(matches!(
+        p.add_drawer(NewDrawer::new("wing_notes", "budget", content.clone()))
+            .await
+            .unwrap(),
+        AddDrawerOutcome::Duplicate(_)
+    ));
+    // Deleting the drawer deletes every chunk.
+    p.delete_drawer(&added.drawer_id).await.unwrap();
+    assert!(matches!(
+        p.get_drawer(&added.drawer_id).await,
+        Err(PalaceError::DrawerNotFound(_))
+    ));
+    assert_eq!(
+        to_json(&p.status().await.unwrap())["total_drawers"],
+        json!(0)
+    );
+}
