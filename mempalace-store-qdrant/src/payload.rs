@@ -197,3 +197,11 @@ mod tests {
         assert!(drawer_from_payload(&m).is_err());
     }
 }
+
+/// The unnamed dense vector of a point as a query returned it, if it is there.
+pub fn dense_vector(vectors: Option<&qdrant_client::qdrant::VectorsOutput>) -> Option<Vec<f32>> {
+    match vectors?.get_vector_by_name("")? {
+        qdrant_client::qdrant::vector_output::Vector::Dense(d) => Some(d.data),
+        _ => None,
+    }
+}

@@ -33,7 +33,8 @@ use crate::ids::point_id;
 use crate::lexical::{SPARSE_VECTOR, bm25_document, sparse_creation_config};
 use crate::options::QdrantOptions;
 use crate::payload::{
-    DRAWER_ID, ROOM, TEXT, WING, drawer_from_payload, drawer_id_of, drawer_to_payload, wing_room_of,
+    DRAWER_ID, ROOM, TEXT, WING, dense_vector, drawer_from_payload, drawer_id_of,
+    drawer_to_payload, wing_room_of,
 };
 use crate::ranking::{distance_from_score, sort_neighbours};
 
@@ -708,7 +709,8 @@ impl VectorStore for QdrantStore {
             .using(SPARSE_VECTOR)
             .limit(u64::try_from(limit.min(LARGE_LIMIT)).unwrap_or(u64::MAX))
             .with_payload(true)
-            .with_vectors(false);
+            // The dense vector comes along, so search computes the hit's distance itself.
+            .with_vectors(true);
         if let Some(f) = to_qdrant_filter(filter) {
             request = request.filter(f);
         }
@@ -723,7 +725,7 @@ impl VectorStore for QdrantStore {
                 drawer_from_payload(&p.payload).map(|drawer| LexicalHit {
                     drawer,
                     score: p.score,
-                    vector: None,
+                    vector: dense_vector(p.vectors.as_ref()),
                 })
             })
             .collect::<std::result::Result<Vec<_>, _>>()

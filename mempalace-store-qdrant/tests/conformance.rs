@@ -174,6 +174,24 @@ mod live {
 
     /// One palace, one collection: the owner is recorded at creation, another palace's store
     /// is refused on connect, and an unowned (older) collection is claimed by the first owner.
+    /// Lexical hits come with their dense vector, so hybrid search needs no second query
+    /// for their distance.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn lexical_hits_carry_their_dense_vector() {
+        const DIM: usize = 16;
+        let (store, _guard) = fresh("lexvec", DIM).await;
+        let (mut drawers, vectors) = seeded(23, 3, DIM);
+        drawers[1].text = "the greyhound raced past the lighthouse".into();
+        store.upsert(&drawers, &vectors).await.unwrap();
+        let hits = store
+            .lexical_query("greyhound", &DrawerFilter::all(), 5)
+            .await
+            .unwrap();
+        assert_eq!(hits.len(), 1);
+        let v = hits[0].vector.as_ref().expect("the dense vector");
+        assert!(cosine_distance(v, &vectors[1]) < 1e-5);
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_collection_owned_by_another_palace_is_refused() {
         let (plain, _guard) = fresh("owner", 8).await;
