@@ -247,18 +247,10 @@ impl Palace {
     }
 
     async fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
-        let mut vectors = self.embedder.embed(&[text.to_string()]).await?;
-        let vector = vectors
+        self.embed_all(&[text.to_string()])
+            .await?
             .pop()
-            .ok_or_else(|| PalaceError::Embedder("the embedder returned no vector".into()))?;
-        if vector.len() != self.store.dimension() {
-            return Err(PalaceError::DimensionMismatch {
-                expected: self.store.dimension(),
-                actual: vector.len(),
-                context: format!("vector from {}", self.embedder.model_name()),
-            });
-        }
-        Ok(vector)
+            .ok_or_else(|| PalaceError::Embedder("the embedder returned no vector".into()))
     }
 
     fn search_filter(wing: Option<&str>, room: Option<&str>) -> Result<DrawerFilter> {
