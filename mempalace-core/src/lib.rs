@@ -46,5 +46,5 @@ pub use memory_store::MemoryStore;
 pub use palace::{NewDrawer, Palace, PalaceLimits};
 pub use protocol::{AAAK_SPEC, PALACE_PROTOCOL};
 pub use retrieval::{Fusion, SearchMode, SearchRequest};
-pub use vector_store::{LexicalHit, Neighbour, Page, RoomCount, VectorStore};
+pub use vector_store::{LexicalHit, Neighbour, Page, RoomCount, VectorStore, rank_lexical_hits};
 pub use write_lock::{FileWriteLock, ProcessWriteLock, WriteGuard, WriteLock};

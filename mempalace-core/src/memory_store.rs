@@ -10,7 +10,7 @@ use crate::error::{PalaceError, Result};
 use crate::filter::DrawerFilter;
 use crate::lexical::{idf, query_terms, term_weight, terms};
 use crate::similarity::cosine_distance;
-use crate::vector_store::{LexicalHit, Neighbour, Page, RoomCount, VectorStore};
+use crate::vector_store::{LexicalHit, Neighbour, Page, RoomCount, VectorStore, rank_lexical_hits};
 
 /// What the store holds once created.
 #[derive(Default)]
@@ -173,12 +173,7 @@ impl VectorStore for MemoryStore {
                     .sum::<f64>() as f32,
             })
             .collect();
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| a.drawer.id.cmp(&b.drawer.id))
-        });
-        hits.truncate(limit);
+        rank_lexical_hits(&mut hits, limit);
         Ok(hits)
     }
 

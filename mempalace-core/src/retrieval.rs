@@ -16,12 +16,13 @@
 use std::collections::HashMap;
 use std::str::FromStr;
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime};
+use chrono::{DateTime, NaiveDate};
 use serde::{Deserialize, Serialize};
 
 use crate::drawer::Drawer;
 use crate::error::{PalaceError, Result};
 use crate::lexical::bm25_over;
+use crate::temporal::parse_naive_timestamp;
 
 /// Which channels a search uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -311,18 +312,9 @@ pub fn filing_bound(field: &'static str, value: &str) -> Result<String> {
     if let Ok(dt) = DateTime::parse_from_rfc3339(v) {
         return Ok(dt.naive_local().format("%Y-%m-%dT%H:%M:%S%.f").to_string());
     }
-    let naive = v.strip_suffix('Z').unwrap_or(v);
-    for fmt in [
-        "%Y-%m-%dT%H:%M:%S%.f",
-        "%Y-%m-%d %H:%M:%S%.f",
-        "%Y-%m-%dT%H:%M",
-        "%Y-%m-%d %H:%M",
-    ] {
-        if let Ok(dt) = NaiveDateTime::parse_from_str(naive, fmt) {
-            return Ok(dt.format("%Y-%m-%dT%H:%M:%S%.f").to_string());
-        }
-    }
-    Err(bad())
+    parse_naive_timestamp(v)
+        .map(|dt| dt.format("%Y-%m-%dT%H:%M:%S%.f").to_string())
+        .ok_or_else(bad)
 }
 
 #[cfg(test)]

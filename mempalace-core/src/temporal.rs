@@ -70,18 +70,23 @@ pub fn canonical_date(field: &'static str, value: &str) -> Result<String> {
                 .to_string());
         }
     }
+    parse_naive_timestamp(v)
+        .map(|dt| dt.format("%Y-%m-%dT%H:%M:%S").to_string())
+        .ok_or_else(bad)
+}
+
+/// A timestamp without a time zone (a trailing `Z` is dropped): `YYYY-MM-DD`, then `T` or a
+/// space, then `HH:MM`, optionally `:SS` and a fraction.
+pub fn parse_naive_timestamp(v: &str) -> Option<NaiveDateTime> {
     let naive = v.strip_suffix('Z').unwrap_or(v);
-    for fmt in [
+    [
         "%Y-%m-%dT%H:%M:%S%.f",
         "%Y-%m-%d %H:%M:%S%.f",
         "%Y-%m-%dT%H:%M",
         "%Y-%m-%d %H:%M",
-    ] {
-        if let Ok(dt) = NaiveDateTime::parse_from_str(naive, fmt) {
-            return Ok(dt.format("%Y-%m-%dT%H:%M:%S").to_string());
-        }
-    }
-    Err(bad())
+    ]
+    .iter()
+    .find_map(|fmt| NaiveDateTime::parse_from_str(naive, fmt).ok())
 }
 
 /// The sort key of the last instant of a canonical value's granule.

@@ -31,6 +31,17 @@ pub struct LexicalHit {
     pub vector: Option<Vec<f32>>,
 }
 
+/// Puts lexical hits in the order every store answers with (best score first, ties by id)
+/// and keeps the first `limit`.
+pub fn rank_lexical_hits(hits: &mut Vec<LexicalHit>, limit: usize) {
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.drawer.id.cmp(&b.drawer.id))
+    });
+    hits.truncate(limit);
+}
+
 /// How many drawers one (wing, room) pair holds.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct RoomCount {

@@ -16,6 +16,7 @@ use lancedb::index::scalar::FullTextSearchQuery;
 use lancedb::query::{ColumnOrdering, ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, DistanceType, Table};
 use mempalace_core::lexical::query_terms;
+use mempalace_core::rank_lexical_hits;
 use mempalace_core::{
     Drawer, DrawerFilter, LexicalHit, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore,
 };
@@ -450,12 +451,7 @@ impl VectorStore for LanceStore {
                 });
             }
         }
-        out.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| a.drawer.id.cmp(&b.drawer.id))
-        });
-        out.truncate(limit);
+        rank_lexical_hits(&mut out, limit);
         Ok(out)
     }
 

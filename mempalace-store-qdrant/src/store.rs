@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use mempalace_core::lexical::query_terms;
+use mempalace_core::rank_lexical_hits;
 use mempalace_core::{
     Drawer, DrawerFilter, LexicalHit, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore,
 };
@@ -730,12 +731,7 @@ impl VectorStore for QdrantStore {
             })
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| self.bad_payload("lexical_query", e))?;
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| a.drawer.id.cmp(&b.drawer.id))
-        });
-        hits.truncate(limit);
+        rank_lexical_hits(&mut hits, limit);
         Ok(hits)
     }
 
