@@ -32,26 +32,25 @@ fn lance_err(operation: &'static str) -> impl Fn(lancedb::Error) -> PalaceError 
     move |e| PalaceError::store("lancedb", operation, e)
 }
 
-/// Whether the table has an index on the vector column.
-pub(crate) async fn has_vector_index(table: &Table) -> Result<bool> {
+/// Whether the table has an index covering `column`.
+async fn has_index_on(table: &Table, column: &str) -> Result<bool> {
     let indices = table
         .list_indices()
         .await
         .map_err(lance_err("list_indices"))?;
     Ok(indices
         .iter()
-        .any(|i| i.columns.iter().any(|c| c == VECTOR_COLUMN)))
+        .any(|i| i.columns.iter().any(|c| c == column)))
+}
+
+/// Whether the table has an index on the vector column.
+pub(crate) async fn has_vector_index(table: &Table) -> Result<bool> {
+    has_index_on(table, VECTOR_COLUMN).await
 }
 
 /// Whether the table has the full-text index on the drawer text.
 pub(crate) async fn has_text_index(table: &Table) -> Result<bool> {
-    let indices = table
-        .list_indices()
-        .await
-        .map_err(lance_err("list_indices"))?;
-    Ok(indices
-        .iter()
-        .any(|i| i.columns.iter().any(|c| c == TEXT_COLUMN)))
+    has_index_on(table, TEXT_COLUMN).await
 }
 
 /// Builds the full-text (BM25) index on the drawer text: Unicode words, lower-cased, English
