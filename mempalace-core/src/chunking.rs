@@ -134,24 +134,37 @@ const TRANSCRIPT_TURN_PERCENT: usize = 60;
 /// Longest speaker name in a `Name: text` turn.
 const MAX_SPEAKER_CHARS: usize = 40;
 
-/// Whether a line opens a speaker turn: `Name: text` (a name of up to four words) or a
-/// quoted `> text` line (MemPalace's transcript format).
+/// Whether a line opens a speaker turn: `Name: text` (see [`speaker_of`]) or a quoted
+/// `> text` line (MemPalace's transcript format).
 fn opens_turn(line: &str) -> bool {
-    let line = line.trim_start();
-    if line.starts_with("> ") {
-        return true;
+    line.trim_start().starts_with("> ") || speaker_of(line).is_some()
+}
+
+/// The speaker of a `Name: text` line: a name of up to four words (letters, digits, spaces,
+/// `.'-_()`), optionally in Markdown bold or italics and after a `[time]` or `(time)` stamp,
+/// then a colon, a space and something said.
+fn speaker_of(line: &str) -> Option<&str> {
+    let mut line = line.trim_start();
+    for (open, close) in [('[', ']'), ('(', ')')] {
+        if line.starts_with(open)
+            && let Some(end) = line.find(close)
+        {
+            line = line[end + close.len_utf8()..].trim_start();
+        }
     }
-    let Some((name, said)) = line.split_once(':') else {
-        return false;
-    };
-    name.chars().next().is_some_and(char::is_alphabetic)
+    let (name, said) = line.split_once(':')?;
+    // `**Ann**: hi` and `**Ann:** hi` both name Ann.
+    let said = said.trim_start_matches(['*', '_']);
+    let name = name.trim_matches(['*', '_']).trim();
+    let ok = name.chars().next().is_some_and(char::is_alphabetic)
         && name.chars().count() <= MAX_SPEAKER_CHARS
         && name.split_whitespace().count() <= 4
         && name
             .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '.' | '\'' | '-' | '_'))
+            .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '.' | '\'' | '-' | '_' | '(' | ')'))
         && said.starts_with(' ')
-        && !said.trim().is_empty()
+        && !said.trim().is_empty();
+    ok.then_some(name)
 }
 
 /// Chunks a chat transcript (see [`TRANSCRIPT_TURN_PERCENT`]) into groups of whole speaker
@@ -164,13 +177,9 @@ fn chunk_transcript(content: &str) -> Option<Vec<Chunk>> {
     let first = lines.next()?;
     // The first line is the title (`Date: …`, `# Session 7`) unless it is a turn of a speaker
     // who speaks again.
-    let speaker = |line: &str| line.split_once(':').map(|(name, _)| name.to_string());
-    let first_speaks_again = opens_turn(first)
-        && (first.starts_with("> ")
-            || content
-                .lines()
-                .skip(1)
-                .any(|l| opens_turn(l) && speaker(l.trim()) == speaker(first)));
+    let first_speaks_again = first.starts_with("> ")
+        || speaker_of(first)
+            .is_some_and(|name| content.lines().skip(1).any(|l| speaker_of(l) == Some(name)));
     let title = (first.chars().count() <= MAX_TITLE_CHARS && !first_speaks_again)
         .then(|| first.trim_start_matches('#').trim());
     let body: Vec<&str> = if title.is_some() {
@@ -490,6 +499,32 @@ mod tests {
         let c = chunk_document(chat);
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].text, chat.trim());
+        // Time stamps, Markdown emphasis and a role in parentheses still name the speaker.
+        assert_eq!(speaker_of("[10:55] Ann: hi there"), Some("Ann"));
+        assert_eq!(speaker_of("(1:56 pm) Bob Lee: hello"), Some("Bob Lee"));
+        assert_eq!(speaker_of("**Ann**: hi"), Some("Ann"));
+        assert_eq!(speaker_of("**Ann:** hi"), Some("Ann"));
+        assert_eq!(
+            speaker_of("Speaker 1 (Caroline): yes"),
+            Some("Speaker 1 (Caroline)")
+        );
+        assert_eq!(speaker_of("https://example.com/a: b"), None);
+        assert_eq!(speaker_of("The plan for the next four weeks: ship"), None);
+        assert_eq!(speaker_of("Ann:"), None);
+        let stamped: String = (0..12)
+            .map(|i| {
+                format!(
+                    "[{i}:00] {}: line {i} of a long chat about boats and ropes\n",
+                    if i % 2 == 0 { "Ann" } else { "Bob" }
+                )
+            })
+            .collect();
+        let c = chunk_document(&format!("Session 3\n{stamped}"));
+        assert!(c.len() >= 2, "{c:?}");
+        assert!(
+            c.iter().all(|c| c.text.starts_with("Session 3\n\n[")),
+            "{c:?}"
+        );
         // Prose with a few colons is not a transcript.
         let prose = format!(
             "Notes\n{}",
