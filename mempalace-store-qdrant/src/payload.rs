@@ -109,6 +109,14 @@ pub fn wing_room_of(payload: &HashMap<String, Value>) -> Result<(String, String)
     Ok((required(payload, WING)?, required(payload, ROOM)?))
 }
 
+/// The unnamed dense vector of a point as a query returned it, if it is there.
+pub fn dense_vector(vectors: Option<&qdrant_client::qdrant::VectorsOutput>) -> Option<Vec<f32>> {
+    match vectors?.get_vector_by_name("")? {
+        qdrant_client::qdrant::vector_output::Vector::Dense(d) => Some(d.data),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,13 +203,5 @@ mod tests {
         assert_eq!(drawer_from_payload(&m).unwrap().metadata.chunk_index, 7);
         m.insert(CHUNK_INDEX.into(), Value::from("7"));
         assert!(drawer_from_payload(&m).is_err());
-    }
-}
-
-/// The unnamed dense vector of a point as a query returned it, if it is there.
-pub fn dense_vector(vectors: Option<&qdrant_client::qdrant::VectorsOutput>) -> Option<Vec<f32>> {
-    match vectors?.get_vector_by_name("")? {
-        qdrant_client::qdrant::vector_output::Vector::Dense(d) => Some(d.data),
-        _ => None,
     }
 }
