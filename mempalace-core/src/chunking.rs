@@ -131,6 +131,8 @@ pub const TURN_CHUNK_SIZE: usize = 250;
 const MIN_TRANSCRIPT_TURNS: usize = 4;
 /// ...and they are at least this share (in percent) of its non-empty lines after the title.
 const TRANSCRIPT_TURN_PERCENT: usize = 60;
+/// A transcript has at least this many turns per distinct speaker.
+const TURNS_PER_VOICE: usize = 3;
 /// Longest speaker name in a `Name: text` turn.
 const MAX_SPEAKER_CHARS: usize = 40;
 
@@ -193,6 +195,18 @@ fn chunk_transcript(content: &str) -> Option<Vec<Chunk>> {
     };
     let turns = body.iter().filter(|l| opens_turn(l)).count();
     if turns < MIN_TRANSCRIPT_TURNS || turns * 100 < body.len() * TRANSCRIPT_TURN_PERCENT {
+        return None;
+    }
+    // A conversation is a few voices speaking again and again; `key: value` lines (YAML, mail
+    // headers, glossaries) name a new "speaker" on almost every line.
+    let quoted = body.iter().any(|l| l.starts_with("> "));
+    let voices = body
+        .iter()
+        .filter_map(|l| speaker_of(l))
+        .collect::<std::collections::HashSet<_>>()
+        .len()
+        + usize::from(quoted);
+    if voices * TURNS_PER_VOICE > turns {
         return None;
     }
     // Units: a turn with its continuation lines, or a heading line.
@@ -525,6 +539,11 @@ mod tests {
             c.iter().all(|c| c.text.starts_with("Session 3\n\n[")),
             "{c:?}"
         );
+        // `key: value` lines are not a conversation.
+        let yaml: String = (0..30)
+            .map(|i| format!("setting_{i}: value number {i} for the service configuration\n"))
+            .collect();
+        assert!(chunk_transcript(yaml.trim()).is_none());
         // Prose with a few colons is not a transcript.
         let prose = format!(
             "Notes\n{}",
