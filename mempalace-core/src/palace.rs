@@ -514,6 +514,7 @@ impl Palace {
     /// Files a drawer unless a semantic duplicate (similarity ≥ 0.9) exists. The check and the
     /// write happen under the palace write lock, so concurrent adds of the same content
     /// (from tasks or processes) store it once.
+    ///
     /// Content longer than one chunk is filed as several chunk drawers (see
     /// [`crate::drawer_chunks`]), so every part of it is searchable by meaning; the returned id
     /// names the whole for [`Palace::get_drawer`], [`Palace::delete_drawer`] and search.
