@@ -14,8 +14,16 @@ use crate::store::Shared;
 
 /// IVF partitions probed per query when the ANN index is used.
 pub(crate) const NPROBES: usize = 20;
-/// HNSW search breadth.
-pub(crate) const HNSW_EF: usize = 128;
+/// Smallest HNSW search breadth.
+const HNSW_EF: usize = 128;
+
+/// HNSW search breadth for a query of `limit` rows re-ranked from `limit × refine` candidates:
+/// Lance refuses a breadth below the candidate count, and a breadth of 1.5 × the candidates
+/// keeps recall at large limits.
+pub(crate) fn hnsw_ef(limit: usize, refine: u32) -> usize {
+    let candidates = limit.saturating_mul(refine as usize);
+    HNSW_EF.max(candidates.saturating_add(candidates / 2))
+}
 
 /// What a maintenance run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

@@ -356,9 +356,10 @@ impl VectorStore for LanceStore {
             .select(Select::columns(&NEIGHBOUR_COLUMNS))
             .limit(limit);
         if maintenance::has_vector_index(table).await? {
+            let refine = self.shared.opts.refine_factor.max(1);
             q = q
-                .refine_factor(self.shared.opts.refine_factor)
-                .ef(maintenance::HNSW_EF)
+                .refine_factor(refine)
+                .ef(maintenance::hnsw_ef(limit, refine))
                 .nprobes(maintenance::NPROBES)
                 .map_err(lance_err("query"))?;
         } else {

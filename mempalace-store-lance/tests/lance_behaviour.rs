@@ -62,6 +62,22 @@ async fn ann_index_above_threshold_meets_the_recall_bar() {
     }
     let recall = recall / (queries.len() * 2) as f64;
     assert!(recall >= 0.95, "recall@10 = {recall}");
+    // Hybrid search asks each channel for 40+ candidates: more than the HNSW search breadth
+    // alone, times the re-rank factor.
+    for filter in [DrawerFilter::all(), DrawerFilter::wing("wing_code")] {
+        let got = s.query(&queries[0], &filter, 120).await.unwrap();
+        let want = reference.query(&queries[0], &filter, 120).await.unwrap();
+        assert_eq!(got.len(), want.len());
+        let overlap = got
+            .iter()
+            .filter(|n| want.iter().any(|w| w.drawer.id == n.drawer.id))
+            .count();
+        assert!(
+            overlap * 100 >= want.len() * 90,
+            "recall@120 = {overlap}/{}",
+            want.len()
+        );
+    }
     // Rows written after the index are still found.
     let fresh = unit_vectors(5, 1, DIM).remove(0);
     s.upsert(
