@@ -377,13 +377,20 @@ impl Palace {
             }
             SearchMode::Hybrid => {
                 let wanted = fusion.candidates_for(limit);
-                let vector = self.embed_one(query).await?;
-                let (neighbours, lexical) = tokio::join!(
-                    self.store.query(&vector, &filter, wanted),
+                // The words need no embedding: the lexical channel runs while the query is
+                // embedded and the vector channel searched.
+                let vector_channel = async {
+                    let vector = self.embed_one(query).await?;
+                    let neighbours = self.store.query(&vector, &filter, wanted).await?;
+                    Ok::<_, PalaceError>((vector, neighbours))
+                };
+                let (vector_side, lexical) = tokio::join!(
+                    vector_channel,
                     self.store.lexical_query(query, &filter, wanted),
                 );
+                let (vector, neighbours) = vector_side?;
                 let (mut candidates, missing) = union(
-                    neighbours?
+                    neighbours
                         .into_iter()
                         .map(|n| (n.drawer, n.distance))
                         .collect(),
@@ -629,6 +636,13 @@ impl Palace {
             self.store.delete(stale_ids).await?;
         }
         Ok(())
+    }
+
+    /// Finishes the store's deferred upkeep after bulk filing (e.g. the end of a mine): on
+    /// LanceDB, compaction and the ANN index once the palace has grown past its threshold.
+    /// Takes no write lock: other writers carry on meanwhile.
+    pub async fn settle(&self) -> Result<()> {
+        self.store.settle().await
     }
 
     /// One drawer in full.

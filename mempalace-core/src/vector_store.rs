@@ -131,4 +131,10 @@ pub trait VectorStore: Send + Sync {
 
     /// Drawers matching `filter`, ordered by id, one page at a time.
     async fn list(&self, filter: &DrawerFilter, page: Page) -> Result<Vec<Drawer>>;
+
+    /// Brings upkeep that writes defer up to date (compaction, an index now due by size), so
+    /// the next reads are fast; called after bulk filing. A no-op where nothing is deferred.
+    async fn settle(&self) -> Result<()> {
+        Ok(())
+    }
 }

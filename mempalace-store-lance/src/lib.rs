@@ -3,8 +3,10 @@
 //! The default [`mempalace_core::VectorStore`]: LanceDB embedded in the process, the palace's
 //! drawers in one Lance table on local disk. Filters are pushed down into Lance as SQL
 //! predicates (prefiltered, values quoted and escaped); search is exact below
-//! [`LanceOptions::index_threshold`] rows and uses a cosine IVF-PQ index (re-ranked exactly)
-//! above it; small writes are compacted in the background so reads stay fast.
+//! [`LanceOptions::index_threshold`] rows (5,000 by default) and uses a cosine HNSW index over
+//! 8-bit quantised vectors above it, re-ranked with exact distances (a filter that keeps under
+//! a tenth of the rows is searched exactly); small writes are compacted in the background so
+//! reads stay fast.
 
 mod maintenance;
 mod options;

@@ -14,6 +14,17 @@ use crate::store::Shared;
 
 /// IVF partitions probed per query when the ANN index is used.
 pub(crate) const NPROBES: usize = 20;
+/// Rows re-ranked with exact distances per query: enough to correct the 8-bit quantisation.
+const REFINE_ROWS: usize = 120;
+
+/// The re-rank factor for a query of `limit` rows: `max_factor` for small limits, less for
+/// large ones (at least 2), so about [`REFINE_ROWS`] rows are read back exactly, not
+/// `limit × max_factor` of them.
+pub(crate) fn refine_factor(limit: usize, max_factor: u32) -> u32 {
+    let wanted = REFINE_ROWS.div_ceil(limit.max(1)).max(2);
+    (wanted.min(max_factor.max(1) as usize)) as u32
+}
+
 /// Smallest HNSW search breadth.
 const HNSW_EF: usize = 128;
 

@@ -213,6 +213,16 @@ impl LanceStore {
         }
     }
 
+    /// Runs the maintenance that is due now (compaction past the fragment limit, the ANN
+    /// index past the row threshold), after any background run in this process finishes.
+    pub async fn maintain(&self) -> Result<MaintenanceReport> {
+        let _guard = self.shared.maintenance.lock().await;
+        match self.existing_table().await? {
+            Some(t) => maintenance::maintain_if_due(&self.shared, t).await,
+            None => Ok(MaintenanceReport::default()),
+        }
+    }
+
     /// Number of data fragments (grows with small writes until compaction).
     pub async fn fragment_count(&self) -> Result<usize> {
         match self.existing_table().await? {
@@ -356,7 +366,7 @@ impl VectorStore for LanceStore {
             .select(Select::columns(&NEIGHBOUR_COLUMNS))
             .limit(limit);
         if maintenance::has_vector_index(table).await? {
-            let refine = self.shared.opts.refine_factor.max(1);
+            let refine = maintenance::refine_factor(limit, self.shared.opts.refine_factor);
             q = q
                 .refine_factor(refine)
                 .ef(maintenance::hnsw_ef(limit, refine))
@@ -539,5 +549,9 @@ impl VectorStore for LanceStore {
             out.extend(batch_drawers(&batch)?);
         }
         Ok(out)
+    }
+
+    async fn settle(&self) -> Result<()> {
+        self.maintain().await.map(|_| ())
     }
 }

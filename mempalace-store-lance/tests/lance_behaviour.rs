@@ -20,6 +20,31 @@ async fn store(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settling_builds_the_index_once_the_table_passes_the_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), |o| o.with_index_threshold(600)).await;
+    let (drawers, vectors) = seeded(22, 700, DIM);
+    s.upsert(&drawers[..500], &vectors[..500]).await.unwrap();
+    s.settle().await.unwrap();
+    assert!(
+        !s.has_vector_index().await.unwrap(),
+        "500 rows: below the threshold"
+    );
+    s.upsert(&drawers[500..], &vectors[500..]).await.unwrap();
+    s.settle().await.unwrap();
+    assert!(s.has_vector_index().await.unwrap(), "700 rows: indexed");
+    assert!(
+        !s.maintain().await.unwrap().built_vector_index,
+        "built once"
+    );
+    let hit = s
+        .query(&vectors[650], &DrawerFilter::all(), 1)
+        .await
+        .unwrap();
+    assert_eq!(hit[0].drawer.id, drawers[650].id);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ann_index_above_threshold_meets_the_recall_bar() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path(), |o| o.with_index_threshold(2_000)).await;

@@ -314,6 +314,14 @@ pub async fn mine_project(
     drop(embedded_rx);
     progress.finish();
     store_result.context("writing to the palace")?;
+    if !cancel.load(Ordering::Relaxed) {
+        let t = Instant::now();
+        palace
+            .settle()
+            .await
+            .context("compacting and indexing the palace")?;
+        store_time += t.elapsed();
+    }
     reader.await?;
     let (unchanged, skipped, mined) = planner.await??;
     let embed_time = embedder_task.await??;
