@@ -6,6 +6,13 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 ensure_system_packages
 scripts/fetch-model.sh
+# Tests that need a server read its address when they run (QDRANT_URL for Qdrant); without
+# it they pass as SKIPPED with the reason, unless MEMPALACE_REQUIRE_LIVE_SERVICES=1 (CI).
+if [ -n "${QDRANT_URL:-}" ]; then
+    echo "Qdrant tests: against $QDRANT_URL"
+else
+    echo "Qdrant tests: SKIPPED (QDRANT_URL not set; ../shared/qdrant/start.sh starts a server)"
+fi
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --workspace --no-fail-fast "$@"
 else

@@ -31,6 +31,7 @@ fn main() {
     let started = Instant::now();
     let outcome = rt.block_on(palace_processes::file_from_many_servers(
         &dir.path().join("palace"),
+        &[],
         servers,
         facts,
         in_flight,

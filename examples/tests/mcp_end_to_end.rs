@@ -2,6 +2,7 @@
 //! SQLite, all-MiniLM-L6-v2), spoken to over stdio by an rmcp client, replaying the design's
 //! four phases and checking every payload field by field.
 
+use mempalace_conformance::live_service::qdrant_url;
 use rmcp::model::{CallToolRequestParams, ErrorCode};
 use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
@@ -50,15 +51,13 @@ async fn four_phases_over_stdio() {
 }
 
 /// The same four phases with the drawers in Qdrant (a fresh collection on the server at
-/// `QDRANT_URL`, deleted afterwards). Compiled to run only when `QDRANT_URL` is set at build
-/// time (see build.rs); otherwise nextest lists it as skipped with the reason.
+/// `QDRANT_URL`, deleted afterwards); SKIPPED without a server (a failure in CI, see
+/// `mempalace_conformance::live_service`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(qdrant_live),
-    ignore = "QDRANT_URL not set at build time: no Qdrant server to test against"
-)]
 async fn four_phases_over_stdio_on_qdrant() {
-    let url = std::env::var("QDRANT_URL").expect("QDRANT_URL at run time too");
+    let Some(url) = qdrant_url("four_phases_over_stdio_on_qdrant") else {
+        return;
+    };
     let collection = format!(
         "mempalace_e2e_{}_{}",
         std::process::id(),

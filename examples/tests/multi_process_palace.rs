@@ -1,6 +1,7 @@
 //! One palace, many processes (real `mempalace` processes on the real embedded stack):
 //! - four MCP servers, each with 8 tool calls in flight, file 50 shared facts and 50 of their
-//!   own: every shared fact lands exactly once, every own fact once, no call fails;
+//!   own: every shared fact lands exactly once, every own fact once, no call fails (on
+//!   LanceDB, and on Qdrant at `QDRANT_URL`);
 //! - `mine` killed with SIGKILL at random points: the palace opens, `status` works, and
 //!   re-mining ends with the same drawers as an uninterrupted mine.
 
@@ -11,6 +12,7 @@ use std::path::Path;
 use std::process::Command as StdCommand;
 use std::time::Instant;
 
+use mempalace_conformance::live_service::qdrant_url;
 use palace_processes::{fact, file_from_many_servers};
 use serde_json::Value;
 
@@ -20,9 +22,51 @@ const FACTS: usize = 50;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_mcp_servers_file_each_fact_exactly_once() {
+    four_servers_file_each_fact_exactly_once(&[]).await;
+}
+
+/// The same with the drawers in Qdrant: a fresh collection on the server at `QDRANT_URL`,
+/// deleted afterwards; SKIPPED without a server (a failure in CI).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_mcp_servers_on_qdrant_file_each_fact_exactly_once() {
+    let Some(url) = qdrant_url("four_mcp_servers_on_qdrant_file_each_fact_exactly_once") else {
+        return;
+    };
+    let collection = format!(
+        "mempalace_multi_process_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let args = [
+        "--backend".to_string(),
+        "qdrant".into(),
+        "--qdrant-url".into(),
+        url.clone(),
+        "--collection".into(),
+        collection.clone(),
+    ];
+    four_servers_file_each_fact_exactly_once(&args).await;
+    let admin = qdrant_client::Qdrant::from_url(&url)
+        .api_key(std::env::var("QDRANT_API_KEY").ok())
+        .skip_compatibility_check()
+        .build()
+        .unwrap();
+    admin.delete_collection(collection.as_str()).await.unwrap();
+}
+
+async fn four_servers_file_each_fact_exactly_once(stack_args: &[String]) {
     let dir = tempfile::tempdir().unwrap();
-    let outcome =
-        file_from_many_servers(&dir.path().join("palace"), SERVERS, FACTS, IN_FLIGHT).await;
+    let outcome = file_from_many_servers(
+        &dir.path().join("palace"),
+        stack_args,
+        SERVERS,
+        FACTS,
+        IN_FLIGHT,
+    )
+    .await;
     assert_eq!(outcome.calls, 2 * FACTS * SERVERS);
     assert!(
         outcome.failed.is_empty(),

@@ -23,30 +23,43 @@ pub mod corpus;
 pub mod fixtures;
 pub mod hashing_embedder;
 pub mod knowledge_graph_suite;
+pub mod live_service;
 pub mod vector_store_suite;
 
 pub use fixtures::{KgFactory, KgFixture, Ranking, StoreFactory, StoreFixture};
 pub use hashing_embedder::HashingEmbedder;
 
 /// Generates one `#[tokio::test]` per vector-store behaviour for a [`StoreFactory`] value.
-/// The calling crate needs `tokio` (with `macros` and `rt-multi-thread`) as a dev-dependency.
+/// With `requires = "VAR"`, each test first checks the server address in `VAR` at run time
+/// ([`live_service::service_address`]: skipped with the reason when unset, or failed where
+/// skips are not allowed). The calling crate needs `tokio` (with `macros` and
+/// `rt-multi-thread`) as a dev-dependency.
 #[macro_export]
 macro_rules! vector_store_conformance {
-    ($factory:expr, $ranking:expr) => {
-        $crate::vector_store_conformance!(@tests $factory, $ranking;
+    ($factory:expr, $ranking:expr $(, requires = $var:literal)?) => {
+        $crate::vector_store_conformance!(@tests $factory, $ranking, [$($var)?];
             empty_store_behaviour, upsert_get_delete_round_trip, upsert_replaces_same_id,
             filters_by_wing_room_and_source, ranking_matches_exact_reference, room_counts_match_reference,
             paging_is_stable_and_complete, dimension_mismatch_writes_nothing, unicode_text_and_names,
             hostile_filter_values_are_literal, concurrent_upserts_all_land, limit_larger_than_store,
             lexical_query_finds_words_and_honours_filters, id_and_time_filters_are_pushed_down);
     };
-    (@tests $factory:expr, $ranking:expr; $($name:ident),*) => {
+    (@tests $factory:expr, $ranking:expr, $requires:tt; $($name:ident),*) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() {
+                if !$crate::vector_store_conformance!(@available $requires, $name) {
+                    return;
+                }
                 $crate::vector_store_suite::$name(&$factory, $ranking).await;
             }
         )*
+    };
+    (@available [], $name:ident) => {
+        true
+    };
+    (@available [$var:literal], $name:ident) => {
+        $crate::live_service::service_address($var, stringify!($name)).is_some()
     };
 }
 

@@ -163,11 +163,12 @@ pub fn fact(seed: u64) -> String {
     format!("Remember: {}.", words.join(" "))
 }
 
-/// Starts `mempalace mcp` on `palace` and initializes an MCP client session with it.
-pub async fn start_server(palace: &Path) -> RunningService<RoleClient, ()> {
+/// Starts `mempalace [stack args] --palace <palace> mcp` and initializes an MCP client session
+/// with it.
+pub async fn start_server(palace: &Path, stack_args: &[String]) -> RunningService<RoleClient, ()> {
     let transport = TokioChildProcess::new(
         Command::new(env!("CARGO_BIN_EXE_mempalace")).configure(|c| {
-            c.arg("--palace").arg(palace).arg("mcp");
+            c.args(stack_args).arg("--palace").arg(palace).arg("mcp");
         }),
     )
     .expect("spawn mempalace mcp");
@@ -207,17 +208,19 @@ pub struct FilingOutcome {
     pub wings: serde_json::Map<String, Value>,
 }
 
-/// Starts `servers` MCP processes on `palace`; each files the same `facts` shared facts and
-/// `facts` of its own with `in_flight` calls at once, then every server reports status.
+/// Starts `servers` MCP processes on `palace` (with `stack_args` before the subcommand, e.g.
+/// a Qdrant backend); each files the same `facts` shared facts and `facts` of its own with
+/// `in_flight` calls at once, then every server reports status.
 pub async fn file_from_many_servers(
     palace: &Path,
+    stack_args: &[String],
     servers: usize,
     facts: usize,
     in_flight: usize,
 ) -> FilingOutcome {
     let mut clients = Vec::new();
     for _ in 0..servers {
-        clients.push(start_server(palace).await);
+        clients.push(start_server(palace, stack_args).await);
     }
     let runs = clients.iter().enumerate().map(|(p, client)| {
         let peer = client.peer().clone();
