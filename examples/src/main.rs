@@ -227,7 +227,9 @@ async fn main() {
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("MEMPALACE_LOG")
-                .unwrap_or_else(|_| "warn".into()),
+                // Lance warns once per process about a future change to its index
+                // statistics, which we do not read: not a user's concern.
+                .unwrap_or_else(|_| "warn,lance::index::vector::ivf=error".into()),
         )
         .init();
     if let Err(e) = run(Cli::parse()).await {

@@ -49,6 +49,9 @@ pub(crate) struct Shared {
     pub(crate) maintenance: Mutex<()>,
     /// Set once the full-text index on the text column is known to exist.
     text_index: std::sync::atomic::AtomicBool,
+    /// Set once the ANN index on the vector column is known to exist (indexes are never
+    /// dropped, so a query need not list them again).
+    vector_index: std::sync::atomic::AtomicBool,
 }
 
 /// A palace's drawers in an embedded LanceDB table. Cheap to clone; safe to share between
@@ -78,6 +81,7 @@ impl LanceStore {
                 writes: AtomicUsize::new(0),
                 maintenance: Mutex::new(()),
                 text_index: std::sync::atomic::AtomicBool::new(false),
+                vector_index: std::sync::atomic::AtomicBool::new(false),
             }),
         };
         store.existing_table().await?;
@@ -239,9 +243,22 @@ impl LanceStore {
     /// Whether the ANN index exists.
     pub async fn has_vector_index(&self) -> Result<bool> {
         match self.existing_table().await? {
-            Some(t) => maintenance::has_vector_index(t).await,
+            Some(t) => self.vector_index_exists(t).await,
             None => Ok(false),
         }
+    }
+
+    /// Whether `table` has the ANN index, listing the indexes only until it is found (this
+    /// process or another may build it at any time).
+    async fn vector_index_exists(&self, table: &Table) -> Result<bool> {
+        if self.shared.vector_index.load(Ordering::Acquire) {
+            return Ok(true);
+        }
+        let found = maintenance::has_vector_index(table).await?;
+        if found {
+            self.shared.vector_index.store(true, Ordering::Release);
+        }
+        Ok(found)
     }
 
     /// After a write: every few writes, check whether compaction or indexing is due and run it
@@ -365,7 +382,7 @@ impl VectorStore for LanceStore {
             .distance_type(DistanceType::Cosine)
             .select(Select::columns(&NEIGHBOUR_COLUMNS))
             .limit(limit);
-        if maintenance::has_vector_index(table).await? {
+        if self.vector_index_exists(table).await? {
             let refine = maintenance::refine_factor(limit, self.shared.opts.refine_factor);
             q = q
                 .refine_factor(refine)
