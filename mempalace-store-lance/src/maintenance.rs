@@ -92,12 +92,42 @@ pub(crate) async fn create_text_index(table: &Table) -> Result<()> {
         .map_err(lance_err("create_text_index"))
 }
 
-/// Runs maintenance when the table has too many fragments or has outgrown exact search.
-pub(crate) async fn maintain_if_due(shared: &Shared, table: &Table) -> Result<MaintenanceReport> {
+/// Rows written since the indexes were last updated above which a background run folds them
+/// in: until then every query scans them without the index (the full-text channel tokenises
+/// each of them per query).
+pub(crate) const UNINDEXED_ROWS_LIMIT: usize = 1_000;
+
+/// The most rows that one of the table's indexes does not cover yet.
+pub(crate) async fn unindexed_rows(table: &Table) -> Result<usize> {
+    let mut most = 0;
+    for index in table
+        .list_indices()
+        .await
+        .map_err(lance_err("list_indices"))?
+    {
+        if let Some(stats) = table
+            .index_stats(&index.name)
+            .await
+            .map_err(lance_err("index_stats"))?
+        {
+            most = most.max(stats.num_unindexed_rows);
+        }
+    }
+    Ok(most)
+}
+
+/// Runs maintenance when the table has too many fragments, has outgrown exact search, or has
+/// at least `unindexed_limit` rows (at least 1) that its indexes do not cover yet.
+pub(crate) async fn maintain_if_due(
+    shared: &Shared,
+    table: &Table,
+    unindexed_limit: usize,
+) -> Result<MaintenanceReport> {
     let stats = table.stats().await.map_err(lance_err("stats"))?;
-    let needs_index =
-        stats.num_rows >= shared.opts.index_threshold && !has_vector_index(table).await?;
-    if stats.fragment_stats.num_fragments > shared.opts.compaction_fragments || needs_index {
+    let due = stats.fragment_stats.num_fragments > shared.opts.compaction_fragments
+        || (stats.num_rows >= shared.opts.index_threshold && !has_vector_index(table).await?)
+        || unindexed_rows(table).await? >= unindexed_limit.max(1);
+    if due {
         optimize(shared, table).await
     } else {
         Ok(MaintenanceReport::default())

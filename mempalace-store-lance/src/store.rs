@@ -218,12 +218,22 @@ impl LanceStore {
     }
 
     /// Runs the maintenance that is due now (compaction past the fragment limit, the ANN
-    /// index past the row threshold), after any background run in this process finishes.
+    /// index past the row threshold, rows the indexes do not cover yet folded in), after any
+    /// background run in this process finishes.
     pub async fn maintain(&self) -> Result<MaintenanceReport> {
         let _guard = self.shared.maintenance.lock().await;
         match self.existing_table().await? {
-            Some(t) => maintenance::maintain_if_due(&self.shared, t).await,
+            Some(t) => maintenance::maintain_if_due(&self.shared, t, 1).await,
             None => Ok(MaintenanceReport::default()),
+        }
+    }
+
+    /// The most rows one of the indexes does not cover yet: queries scan those without the
+    /// index until maintenance folds them in.
+    pub async fn unindexed_rows(&self) -> Result<usize> {
+        match self.existing_table().await? {
+            Some(t) => maintenance::unindexed_rows(t).await,
+            None => Ok(0),
         }
     }
 
@@ -274,7 +284,9 @@ impl LanceStore {
                 return;
             };
             if let Ok(Some(t)) = this.existing_table().await
-                && let Err(e) = maintenance::maintain_if_due(&this.shared, t).await
+                && let Err(e) =
+                    maintenance::maintain_if_due(&this.shared, t, maintenance::UNINDEXED_ROWS_LIMIT)
+                        .await
             {
                 tracing::warn!(error = %e, "background Lance maintenance failed; it will be retried");
             }

@@ -20,12 +20,22 @@ async fn store(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn settling_builds_the_index_once_the_table_passes_the_threshold() {
+async fn settling_indexes_new_rows_and_builds_the_ann_index_past_the_threshold() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path(), |o| o.with_index_threshold(600)).await;
     let (drawers, vectors) = seeded(22, 700, DIM);
     s.upsert(&drawers[..500], &vectors[..500]).await.unwrap();
+    assert_eq!(
+        s.unindexed_rows().await.unwrap(),
+        500,
+        "the text index lags the writes"
+    );
     s.settle().await.unwrap();
+    assert_eq!(
+        s.unindexed_rows().await.unwrap(),
+        0,
+        "settling folds new rows in"
+    );
     assert!(
         !s.has_vector_index().await.unwrap(),
         "500 rows: below the threshold"
@@ -33,6 +43,7 @@ async fn settling_builds_the_index_once_the_table_passes_the_threshold() {
     s.upsert(&drawers[500..], &vectors[500..]).await.unwrap();
     s.settle().await.unwrap();
     assert!(s.has_vector_index().await.unwrap(), "700 rows: indexed");
+    assert_eq!(s.unindexed_rows().await.unwrap(), 0);
     assert!(
         !s.maintain().await.unwrap().built_vector_index,
         "built once"
