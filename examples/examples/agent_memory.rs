@@ -72,7 +72,7 @@ async fn main() -> anyhow::Result<()> {
             predicate: "uses".into(),
             old_object: "Auth0".into(),
             new_object: "Clerk".into(),
-            at: "2026-01-15".into(),
+            at: Some("2026-01-15".into()),
             confidence: 1.0,
             // The fact points back at the drawer it was learnt from.
             source_closet: auth_drawer,

@@ -15,7 +15,6 @@ use mempalace_cli::stack::{StackOptions, create_palace, lazy_minilm, open_palace
 use mempalace_cli::{mcp, render};
 use mempalace_core::knowledge_graph::Supersede;
 use mempalace_core::reports::Status;
-use mempalace_core::temporal::today;
 use mempalace_core::{Direction, NewTriple, Page, Palace, SearchMode, SearchRequest};
 
 /// MemPalace: a memory palace for AI agents.
@@ -197,7 +196,7 @@ enum KgCommand {
         predicate: String,
         old_object: String,
         new_object: String,
-        /// When the change happens [default: today].
+        /// When the change happens (a date or UTC timestamp) [default: now].
         #[arg(long)]
         at: Option<String>,
     },
@@ -431,7 +430,7 @@ async fn kg(palace: &Palace, cmd: KgCommand) -> Result<()> {
                         predicate,
                         old_object,
                         new_object,
-                        at: at.unwrap_or_else(today),
+                        at,
                         confidence: 1.0,
                         source_closet: None,
                     })

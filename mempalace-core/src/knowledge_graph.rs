@@ -49,15 +49,14 @@ impl fmt::Display for Direction {
     }
 }
 
-/// The entity id MemPalace derives from a name: lower case, spaces and hyphens to
-/// underscores, apostrophes dropped ("My Project" → "my_project", "O'Brien" → "obrien").
+/// The entity id MemPalace 3.11 derives from a name: lower case, spaces to underscores,
+/// apostrophes dropped, everything else kept ("My Project" → "my_project", "O'Brien" →
+/// "obrien", "GPT-4" → "gpt-4").
 pub fn entity_id(name: &str) -> String {
     name.trim()
         .to_lowercase()
-        .chars()
-        .filter(|c| *c != '\'')
-        .map(|c| if c == ' ' || c == '-' { '_' } else { c })
-        .collect()
+        .replace(' ', "_")
+        .replace('\'', "")
 }
 
 /// The stored form of a predicate: lower case, spaces to underscores ("Works At" → "works_at").
@@ -123,9 +122,9 @@ pub struct NewTriple {
     pub predicate: String,
     /// Object entity name (created if missing).
     pub object: String,
-    /// Start of validity (inclusive), any form [`canonical_date`] accepts.
+    /// Start of validity (inclusive): a date or UTC timestamp, as [`canonical_date`] accepts.
     pub valid_from: Option<String>,
-    /// End of validity (inclusive); `None` means the fact is current.
+    /// End of validity (exclusive; a date includes its whole day); `None`: current.
     pub valid_to: Option<String>,
     /// Confidence in [0, 1]; 1.0 by default.
     pub confidence: f64,
@@ -233,8 +232,9 @@ pub struct Supersede {
     pub old_object: String,
     /// The value that becomes true.
     pub new_object: String,
-    /// When the change happens (the new fact's valid_from); the old fact ends the granule before.
-    pub at: String,
+    /// When the change happens: the old fact's valid_to and the new fact's valid_from, one
+    /// shared instant (a date means its first second); `None` is now, in UTC.
+    pub at: Option<String>,
     /// Confidence of the new fact.
     pub confidence: f64,
     /// The drawer the change was learnt from.
@@ -307,8 +307,8 @@ pub trait KnowledgeGraph: Send + Sync {
     /// Adds an entity or updates its display name, type and properties; returns its id.
     async fn add_entity(&self, entity: &NewEntity) -> Result<String>;
 
-    /// Adds a triple (creating missing entities) and returns its id; an identical open triple
-    /// is not added twice, its id is returned instead.
+    /// Adds a triple (creating missing entities) and returns its id; while the same triple is
+    /// current (open), adding it again with any interval returns the current one's id.
     async fn add_triple(&self, triple: &NewTriple) -> Result<String>;
 
     /// Closes the open fact `subject predicate object` at `ended` (default: today); returns how
@@ -321,10 +321,14 @@ pub trait KnowledgeGraph: Send + Sync {
         ended: Option<&str>,
     ) -> Result<u64>;
 
-    /// Closes the old value and opens the new one in one transaction.
+    /// Closes the old value and opens the new one in one transaction, at one shared instant
+    /// (3.11's `supersede`): with no current old value it is an add; with the new value already
+    /// current it returns that fact's id.
     async fn supersede(&self, change: &Supersede) -> Result<Supersession>;
 
-    /// Facts about an entity, optionally only those valid at `as_of`.
+    /// Facts about an entity, optionally only those valid at `as_of`; the entity's side of each
+    /// fact carries the name asked for. An unknown name with exactly one
+    /// [`KnowledgeGraph::entity_candidates`] answers for that candidate.
     async fn query_entity(
         &self,
         name: &str,
@@ -340,6 +344,21 @@ pub trait KnowledgeGraph: Send + Sync {
 
     /// Counts and predicate histogram.
     async fn stats(&self) -> Result<KgStats>;
+
+    /// Other entities `name` may mean (3.11's disambiguation): at most 5 whose name holds it
+    /// as a whole word or whose id holds its id as a whole `_` part; none for names under 3
+    /// characters. [`KnowledgeGraph::query_entity`] answers for the only candidate when the
+    /// name itself is unknown.
+    async fn entity_candidates(&self, name: &str) -> Result<Vec<EntityCandidate>>;
+}
+
+/// An entity a name may refer to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntityCandidate {
+    /// The entity's id.
+    pub id: String,
+    /// Its display name.
+    pub name: String,
 }
 
 #[cfg(test)]
@@ -350,7 +369,12 @@ mod tests {
     fn ids_are_normalised() {
         assert_eq!(entity_id("Clerk"), "clerk");
         assert_eq!(entity_id("My Project"), "my_project");
-        assert_eq!(entity_id("auth-0 Service"), "auth_0_service");
+        assert_eq!(entity_id("auth-0 Service"), "auth-0_service");
+        assert_eq!(
+            entity_id("GPT-4"),
+            "gpt-4",
+            "hyphens are kept, as 3.11 keeps them"
+        );
         assert_eq!(entity_id("O'Brien"), "obrien");
         assert_eq!(entity_id("李雷"), "李雷");
         assert_eq!(predicate_id("Works At"), "works_at");
@@ -362,7 +386,7 @@ mod tests {
         let v = ok.validated().unwrap();
         assert_eq!(v.subject, "Max");
         assert_eq!(v.predicate, "child_of");
-        assert_eq!(v.valid_from.as_deref(), Some("2015-04-01T10:00:00"));
+        assert_eq!(v.valid_from.as_deref(), Some("2015-04-01T10:00:00Z"));
         assert!(NewTriple::new("", "p", "o").validated().is_err());
         assert!(NewTriple::new("s", " ", "o").validated().is_err());
         let mut c = NewTriple::new("s", "p", "o");

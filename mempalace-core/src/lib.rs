@@ -39,7 +39,8 @@ pub use embedder::Embedder;
 pub use error::{PalaceError, Result};
 pub use filter::DrawerFilter;
 pub use knowledge_graph::{
-    Direction, Fact, KgStats, KnowledgeGraph, NewEntity, NewTriple, Supersede, Supersession,
+    Direction, EntityCandidate, Fact, KgStats, KnowledgeGraph, NewEntity, NewTriple, Supersede,
+    Supersession,
 };
 pub use lazy_embedder::LazyEmbedder;
 pub use memory_store::MemoryStore;

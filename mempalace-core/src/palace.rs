@@ -768,13 +768,65 @@ impl Palace {
         direction: Direction,
     ) -> Result<KgQueryResult> {
         self.require_palace().await?;
-        let facts = self.kg.query_entity(entity, as_of, direction).await?;
-        Ok(KgQueryResult {
+        let entity = entity.trim();
+        let as_of = as_of
+            .map(|d| crate::temporal::canonical_date("as_of", d))
+            .transpose()?;
+        let facts = self
+            .kg
+            .query_entity(entity, as_of.as_deref(), direction)
+            .await?;
+        let (mut active, mut historical, mut future) = (Vec::new(), Vec::new(), Vec::new());
+        if as_of.is_some() {
+            active = facts.clone();
+        } else {
+            let now = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
+            for f in &facts {
+                match crate::temporal::interval_bucket(
+                    f.valid_from.as_deref(),
+                    f.valid_to.as_deref(),
+                    &now,
+                ) {
+                    crate::temporal::Bucket::Future => future.push(f.clone()),
+                    crate::temporal::Bucket::Historical => historical.push(f.clone()),
+                    crate::temporal::Bucket::Active => active.push(f.clone()),
+                }
+            }
+        }
+        let mut result = KgQueryResult {
             entity: entity.to_string(),
-            as_of: as_of.map(str::to_string),
+            as_of,
+            active_facts: active,
+            historical_facts: historical,
+            future_facts: future,
             count: facts.len(),
             facts,
-        })
+            resolved_from: None,
+            candidates: None,
+        };
+        if result.facts.is_empty() {
+            let candidates = self.kg.entity_candidates(entity).await?;
+            if !candidates.is_empty() {
+                result.candidates = Some(candidates);
+            }
+        } else {
+            // As 3.11: facts all about one other entity name say which name they resolved to.
+            let names: std::collections::BTreeSet<&str> = result
+                .facts
+                .iter()
+                .map(|f| match f.direction {
+                    Some(Direction::Incoming) => f.object.as_str(),
+                    _ => f.subject.as_str(),
+                })
+                .collect();
+            if let [resolved] = names.into_iter().collect::<Vec<_>>().as_slice()
+                && *resolved != entity
+            {
+                result.resolved_from = Some(entity.to_string());
+                result.entity = resolved.to_string();
+            }
+        }
+        Ok(result)
     }
 
     /// Adds a fact. A `source_closet` must name an existing drawer, so the graph never points

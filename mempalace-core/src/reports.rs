@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::drawer::{AddedBy, Drawer};
-use crate::knowledge_graph::Fact;
+use crate::knowledge_graph::{EntityCandidate, Fact};
 
 /// The hint shown when no palace exists.
 pub const NO_PALACE_HINT: &str = "Run: mempalace init <dir> && mempalace mine <dir>";
@@ -300,17 +300,29 @@ pub struct Taxonomy {
     pub taxonomy: BTreeMap<String, BTreeMap<String, u64>>,
 }
 
-/// `kg_query` result.
+/// `kg_query` result, MemPalace 3.11's payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KgQueryResult {
-    /// The entity asked about.
+    /// The entity the facts are about: the name asked for, or the one entity it resolved to.
     pub entity: String,
-    /// The date asked about, if any.
+    /// The instant asked about, if any.
     pub as_of: Option<String>,
-    /// Matching facts.
+    /// Facts valid now (without `as_of`), or all of them (with it).
+    pub active_facts: Vec<Fact>,
+    /// Facts that ended before now (only without `as_of`).
+    pub historical_facts: Vec<Fact>,
+    /// Facts that start after now (only without `as_of`).
+    pub future_facts: Vec<Fact>,
+    /// Every matching fact.
     pub facts: Vec<Fact>,
     /// Number of facts.
     pub count: usize,
+    /// The name asked for, when the facts are about another entity it resolved to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_from: Option<String>,
+    /// Entities the name may mean, when it matched no facts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<Vec<EntityCandidate>>,
 }
 
 /// `kg_add` result.

@@ -1,78 +1,134 @@
-//! Dates of knowledge-graph facts: parsing, canonical form and interval comparison.
+//! Dates of knowledge-graph facts, exactly as MemPalace 3.11 has them (the knowledge-graph
+//! file is shared with it, so both must read every value the same way).
 //!
-//! A fact's `valid_from` / `valid_to` may be a year (`2025`), a month (`2025-06`), a day
-//! (`2025-06-01`) or a timestamp (`2025-06-01T09:30:00`, with or without `Z`/offset, `T` or a
-//! space). Every value is stored in canonical form: the same precision, zero padded, and
-//! timestamps with an offset converted to UTC and cut to whole seconds. A value stands for its
-//! whole *granule* (the whole day, the whole second, ...), and both ends of a validity interval
-//! are inclusive. Canonical strings sort chronologically, and a granule's first instant sorts as
-//! the string itself while its last instant sorts as the string followed by `~` (which is above
-//! every digit, `-`, `:` and `T`). So a fact is valid at `as_of` exactly when
+//! A `valid_from`, `valid_to`, `ended`, `at` or `as_of` value is a date `YYYY-MM-DD` or a UTC
+//! timestamp `YYYY-MM-DDTHH:MM:SSZ` (`+00:00` is stored as `Z`); nothing else is accepted,
+//! because the values are compared as text. For comparison a date stands for its first
+//! instant as a start (`T00:00:00Z`) and its last as an end (`T23:59:59Z`), and validity is
+//! half-open at the top: a fact is valid at `as_of` when
 //!
 //! ```text
-//! (valid_from IS NULL OR valid_from <= as_of || '~') AND (valid_to IS NULL OR valid_to || '~' >= as_of)
+//! (valid_from IS NULL OR start_key(valid_from) <= start_key(as_of))
+//!     AND (valid_to IS NULL OR end_key(valid_to) > start_key(as_of))
 //! ```
 //!
-//! which a SQL backend evaluates on plain text columns, and [`valid_at`] evaluates in Rust.
+//! so a fact and its successor that share a boundary instant (see `supersede`) are never
+//! valid together, while a fact ending on a date stays valid through that whole day.
 
-use chrono::{DateTime, Datelike, Duration, Months, NaiveDate, NaiveDateTime, Utc};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 
 use crate::error::{PalaceError, Result};
 
-/// The suffix that turns a canonical value into the sort key of its granule's last instant.
-pub const GRANULE_END_SUFFIX: char = '~';
-
-/// Parses a date or timestamp and returns its canonical text (see the module docs).
+/// Validates a date or UTC timestamp and returns its stored form (see the module docs): a
+/// surrounding space is dropped and `+00:00` becomes `Z`.
 pub fn canonical_date(field: &'static str, value: &str) -> Result<String> {
     let v = value.trim();
     let bad = || {
         PalaceError::invalid(
             field,
             format!(
-                "{value:?} is not a date (expected YYYY, YYYY-MM, YYYY-MM-DD or an ISO 8601 timestamp)"
+                "{field}={v:?} is not a valid ISO-8601 date or UTC datetime \
+                 (expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)"
             ),
         )
     };
-    // Every accepted form starts with a four-digit year (0000-9999), as MemPalace's do: chrono
-    // alone would also take signed and five-digit years, whose arithmetic overflows.
-    let b = v.as_bytes();
-    if b.len() < 4 || !b[..4].iter().all(u8::is_ascii_digit) || (b.len() > 4 && b[4] != b'-') {
-        return Err(bad());
-    }
-    // Year or month.
-    if v.len() == 4 && v.bytes().all(|b| b.is_ascii_digit()) {
+    if is_date_only(v) {
+        NaiveDate::parse_from_str(v, "%Y-%m-%d").map_err(|_| bad())?;
         return Ok(v.to_string());
     }
-    if v.len() == 7 && v.as_bytes()[4] == b'-' {
-        let d = NaiveDate::parse_from_str(&format!("{v}-01"), "%Y-%m-%d").map_err(|_| bad())?;
-        return Ok(format!("{:04}-{:02}", d.year(), d.month()));
+    if !v.is_ascii() {
+        return Err(bad());
     }
-    if v.len() == 10 {
-        let d = NaiveDate::parse_from_str(v, "%Y-%m-%d").map_err(|_| bad())?;
-        return Ok(d.format("%Y-%m-%d").to_string());
+    let b = v.as_bytes();
+    let shaped = ((b.len() == 20 && b[19] == b'Z') || (b.len() == 25 && v.ends_with("+00:00")))
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && is_date_only(&v[..10])
+        && [11, 12, 14, 15, 17, 18]
+            .iter()
+            .all(|&i| b[i].is_ascii_digit());
+    if !shaped {
+        return Err(bad());
     }
-    // Timestamps: with an offset (converted to UTC) or naive.
-    if let Ok(dt) = DateTime::parse_from_rfc3339(v) {
-        return Ok(dt
-            .with_timezone(&Utc)
-            .format("%Y-%m-%dT%H:%M:%S")
-            .to_string());
+    let stored = format!("{}Z", &v[..19]);
+    DateTime::parse_from_rfc3339(&stored).map_err(|_| bad())?;
+    Ok(stored)
+}
+
+/// Whether a value has the shape of a date `YYYY-MM-DD` (ASCII digits and dashes only).
+pub fn is_date_only(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
+}
+
+/// The comparable instant of a start (`valid_from`, `as_of`): a date's first second.
+pub fn start_key(value: &str) -> String {
+    if is_date_only(value) {
+        format!("{value}T00:00:00Z")
+    } else {
+        value.to_string()
     }
-    for fmt in [
-        "%Y-%m-%dT%H:%M:%S%.f%:z",
-        "%Y-%m-%d %H:%M:%S%.f%:z",
-        "%Y-%m-%dT%H:%M%:z",
-    ] {
-        if let Ok(dt) = DateTime::parse_from_str(v, fmt) {
-            return Ok(dt
-                .with_timezone(&Utc)
-                .format("%Y-%m-%dT%H:%M:%S")
-                .to_string());
-        }
+}
+
+/// The comparable instant of an end (`valid_to`): a date's last second.
+pub fn end_key(value: &str) -> String {
+    if is_date_only(value) {
+        format!("{value}T23:59:59Z")
+    } else {
+        value.to_string()
     }
-    parse_naive_timestamp(v)
-        .map(|dt| dt.format("%Y-%m-%dT%H:%M:%S").to_string())
-        .ok_or_else(bad)
+}
+
+/// Whether a fact with these stored bounds is valid at `as_of` (half-open at the top).
+pub fn valid_at(valid_from: Option<&str>, valid_to: Option<&str>, as_of: &str) -> bool {
+    let at = start_key(as_of);
+    valid_from.is_none_or(|from| start_key(from) <= at)
+        && valid_to.is_none_or(|to| end_key(to) > at)
+}
+
+/// Whether `valid_to` ends before `valid_from` starts (an inverted interval, which no query
+/// would ever return).
+pub fn ends_before_start(valid_from: &str, valid_to: &str) -> bool {
+    end_key(valid_to) < start_key(valid_from)
+}
+
+/// Where a fact's interval lies relative to an instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bucket {
+    /// Started and not ended.
+    Active,
+    /// Ended before the instant.
+    Historical,
+    /// Starts after the instant.
+    Future,
+}
+
+/// 3.11's grouping of a fact for `kg_query` at `now` (a UTC timestamp).
+pub fn interval_bucket(valid_from: Option<&str>, valid_to: Option<&str>, now: &str) -> Bucket {
+    if valid_from.is_some_and(|f| start_key(f).as_str() > now) {
+        Bucket::Future
+    } else if valid_to.is_some_and(|t| end_key(t).as_str() < now) {
+        Bucket::Historical
+    } else {
+        Bucket::Active
+    }
+}
+
+/// The instant a supersede happens at: `at` validated, a date taken as its first second
+/// (`T00:00:00Z`), or now in UTC when `at` is not given.
+pub fn supersede_boundary(at: Option<&str>) -> Result<String> {
+    match at.map(str::trim).filter(|a| !a.is_empty()) {
+        None => Ok(Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+        Some(a) => Ok(start_key(&canonical_date("at", a)?)),
+    }
 }
 
 /// A timestamp without a time zone (a trailing `Z` is dropped): `YYYY-MM-DD`, then `T` or a
@@ -87,72 +143,6 @@ pub fn parse_naive_timestamp(v: &str) -> Option<NaiveDateTime> {
     ]
     .iter()
     .find_map(|fmt| NaiveDateTime::parse_from_str(naive, fmt).ok())
-}
-
-/// The sort key of the last instant of a canonical value's granule.
-pub fn granule_end_key(canonical: &str) -> String {
-    format!("{canonical}{GRANULE_END_SUFFIX}")
-}
-
-/// Whether an interval with these (canonical, inclusive) ends is valid at `as_of`.
-pub fn valid_at(valid_from: Option<&str>, valid_to: Option<&str>, as_of: &str) -> bool {
-    valid_from.is_none_or(|from| from <= granule_end_key(as_of).as_str())
-        && valid_to.is_none_or(|to| granule_end_key(to).as_str() >= as_of)
-}
-
-/// Whether `valid_to` ends before `valid_from` starts (an empty, invalid interval).
-pub fn ends_before_start(valid_from: &str, valid_to: &str) -> bool {
-    granule_end_key(valid_to).as_str() < valid_from
-}
-
-/// The granule just before a canonical value's (the previous year, month, day or second), used
-/// to close an old fact when a new one starts, so no instant sees both. There is none before
-/// the year 0000: that is an error, never an overflow.
-pub fn previous_granule(canonical: &str) -> Result<String> {
-    let bad = || PalaceError::invalid("date", format!("{canonical:?} is not a canonical date"));
-    let too_early = || {
-        PalaceError::invalid(
-            "date",
-            format!("{canonical:?} is the first representable instant; nothing comes before it"),
-        )
-    };
-    let in_range = |year: i32| (0..=9999).contains(&year);
-    match canonical.len() {
-        4 => {
-            let y: i32 = canonical.parse().map_err(|_| bad())?;
-            let p = y
-                .checked_sub(1)
-                .filter(|p| in_range(*p))
-                .ok_or_else(too_early)?;
-            Ok(format!("{p:04}"))
-        }
-        7 => {
-            let d = NaiveDate::parse_from_str(&format!("{canonical}-01"), "%Y-%m-%d")
-                .map_err(|_| bad())?;
-            let p = d
-                .checked_sub_months(Months::new(1))
-                .filter(|p| in_range(p.year()))
-                .ok_or_else(too_early)?;
-            Ok(format!("{:04}-{:02}", p.year(), p.month()))
-        }
-        10 => {
-            let d = NaiveDate::parse_from_str(canonical, "%Y-%m-%d").map_err(|_| bad())?;
-            let p = d
-                .checked_sub_signed(Duration::days(1))
-                .filter(|p| in_range(p.year()))
-                .ok_or_else(too_early)?;
-            Ok(p.format("%Y-%m-%d").to_string())
-        }
-        _ => {
-            let dt =
-                NaiveDateTime::parse_from_str(canonical, "%Y-%m-%dT%H:%M:%S").map_err(|_| bad())?;
-            let p = dt
-                .checked_sub_signed(Duration::seconds(1))
-                .filter(|p| in_range(p.year()))
-                .ok_or_else(too_early)?;
-            Ok(p.format("%Y-%m-%dT%H:%M:%S").to_string())
-        }
-    }
 }
 
 /// Today's date in local time, `YYYY-MM-DD` (the default end of an invalidated fact).
@@ -172,87 +162,80 @@ mod tests {
     use super::*;
 
     #[test]
-    fn canonical_forms() {
-        assert_eq!(canonical_date("d", "2025").unwrap(), "2025");
-        assert_eq!(canonical_date("d", "2025-06").unwrap(), "2025-06");
+    fn accepted_forms_are_3_11s() {
         assert_eq!(canonical_date("d", " 2025-06-01 ").unwrap(), "2025-06-01");
         assert_eq!(
-            canonical_date("d", "2025-06-01T09:30").unwrap(),
-            "2025-06-01T09:30:00"
-        );
-        assert_eq!(
-            canonical_date("d", "2025-06-01 09:30:15.123").unwrap(),
-            "2025-06-01T09:30:15"
-        );
-        assert_eq!(
-            canonical_date("d", "2025-06-01T23:30:00-02:00").unwrap(),
-            "2025-06-02T01:30:00"
-        );
-        assert_eq!(
             canonical_date("d", "2025-06-01T09:30:00Z").unwrap(),
-            "2025-06-01T09:30:00"
+            "2025-06-01T09:30:00Z"
+        );
+        assert_eq!(
+            canonical_date("d", "2025-06-01T09:30:00+00:00").unwrap(),
+            "2025-06-01T09:30:00Z"
         );
         for bad in [
             "",
             "yesterday",
+            "2025",
+            "2025-06",
             "2025-13-01",
             "2025-02-30",
             "20250601",
             "2025-6-1",
-            "-262143-01-01T00:00:00",
+            "2025-06-01T09:30",
+            "2025-06-01T09:30:00",
+            "2025-06-01 09:30:00Z",
+            "2025-06-01T09:30:00.5Z",
+            "2025-06-01T23:30:00-02:00",
+            "2025-06-01T24:00:00Z",
+            "2025-06-01T09:60:00Z",
             "+2025-01-01",
             "12025-01-01",
-            "12025",
-            "-001",
-            "99999-12-31T23:59:59",
-            "2025x",
+            "\u{ff12}025-06-01",
         ] {
             assert!(canonical_date("d", bad).is_err(), "{bad:?}");
         }
     }
 
     #[test]
-    fn inclusive_granules_compare_across_precisions() {
-        // A fact from 2025-06-01 to 2025-06-30.
+    fn validity_is_half_open_with_whole_day_dates() {
+        // A fact from 2025-06-01 to 2025-06-30 (dates: the whole last day is included).
         let (f, t) = (Some("2025-06-01"), Some("2025-06-30"));
         assert!(!valid_at(f, t, "2025-05-31"));
+        assert!(!valid_at(f, t, "2025-05-31T23:59:59Z"));
         assert!(valid_at(f, t, "2025-06-01"));
-        assert!(valid_at(f, t, "2025-06-01T00:00:00"));
+        assert!(valid_at(f, t, "2025-06-01T00:00:00Z"));
         assert!(valid_at(f, t, "2025-06-30"));
-        assert!(valid_at(f, t, "2025-06-30T23:59:59"));
+        assert!(valid_at(f, t, "2025-06-30T23:59:58Z"));
+        assert!(!valid_at(f, t, "2025-06-30T23:59:59Z"));
         assert!(!valid_at(f, t, "2025-07-01"));
-        assert!(valid_at(f, t, "2025-06"));
-        assert!(valid_at(f, t, "2025"));
-        assert!(!valid_at(f, t, "2024"));
-        // Timestamp bounds against day queries.
-        assert!(valid_at(Some("2025-06-01T15:00:00"), None, "2025-06-01"));
-        assert!(!valid_at(Some("2025-06-02T00:00:00"), None, "2025-06-01"));
-        assert!(valid_at(None, Some("2025-06-01T15:00:00"), "2025-06-01"));
-        assert!(!valid_at(
-            None,
-            Some("2025-06-01T15:00:00"),
-            "2025-06-01T15:00:01"
-        ));
+        // A supersede boundary: the old fact ends where the new one starts.
+        let b = "2025-06-15T12:00:00Z";
+        assert!(valid_at(None, Some(b), "2025-06-15T11:59:59Z"));
+        assert!(!valid_at(None, Some(b), b));
+        assert!(valid_at(Some(b), None, b));
+        // A timestamp start is not valid earlier on its day.
+        assert!(!valid_at(Some(b), None, "2025-06-15"));
     }
 
     #[test]
-    fn previous_granules_never_overlap_the_next() {
-        for (v, p) in [
-            ("2025", "2024"),
-            ("2025-01", "2024-12"),
-            ("2025-03-01", "2025-02-28"),
-            ("2025-01-01T00:00:00", "2024-12-31T23:59:59"),
-        ] {
-            assert_eq!(previous_granule(v).unwrap(), p);
-            assert!(!valid_at(None, Some(p), v));
-            assert!(valid_at(Some(v), None, v));
-        }
-        for first in ["0000", "0000-01", "0000-01-01", "0000-01-01T00:00:00"] {
-            assert!(previous_granule(first).is_err(), "{first}");
-        }
-        assert!(previous_granule("-262143-01-01T00:00:00").is_err());
+    fn inverted_intervals_and_boundaries() {
         assert!(ends_before_start("2025-06-02", "2025-06-01"));
         assert!(!ends_before_start("2025-06-01", "2025-06-01"));
-        assert!(!ends_before_start("2025-06-01T10:00:00", "2025-06-01"));
+        assert!(!ends_before_start("2025-06-01T10:00:00Z", "2025-06-01"));
+        assert!(ends_before_start(
+            "2025-06-01T10:00:00Z",
+            "2025-06-01T09:00:00Z"
+        ));
+        assert_eq!(
+            supersede_boundary(Some("2025-06-01")).unwrap(),
+            "2025-06-01T00:00:00Z"
+        );
+        assert_eq!(
+            supersede_boundary(Some("2025-06-01T08:00:00+00:00")).unwrap(),
+            "2025-06-01T08:00:00Z"
+        );
+        assert!(supersede_boundary(Some("June")).is_err());
+        let now = supersede_boundary(None).unwrap();
+        assert!(canonical_date("at", &now).is_ok(), "{now}");
     }
 }

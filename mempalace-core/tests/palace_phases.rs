@@ -737,3 +737,71 @@ async fn long_content_is_filed_in_chunks_and_read_searched_and_deleted_whole() {
         json!(0)
     );
 }
+
+/// kg_query answers 3.11's payload: facts grouped into active / historical / future (now,
+/// without as_of), the name a query resolved to, and candidates when nothing matched.
+#[tokio::test]
+async fn kg_query_groups_facts_and_resolves_names_as_3_11() {
+    let t = palace();
+    let p = &t.palace;
+    p.kg_add(
+        NewTriple::new("Alice Smith", "worked_at", "Initech")
+            .valid_from("2019-01-01")
+            .valid_to("2020-12-31"),
+    )
+    .await
+    .unwrap();
+    p.kg_add(NewTriple::new("Alice Smith", "works_at", "Acme").valid_from("2021-01-01"))
+        .await
+        .unwrap();
+    p.kg_add(NewTriple::new("Alice Smith", "will_join", "Globex").valid_from("2999-01-01"))
+        .await
+        .unwrap();
+    let q = to_json(
+        &p.kg_query("Alice Smith", None, Direction::Both)
+            .await
+            .unwrap(),
+    );
+    let objects = |key: &str| -> Vec<String> {
+        q[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["object"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(objects("active_facts"), vec!["Acme"]);
+    assert_eq!(objects("historical_facts"), vec!["Initech"]);
+    assert_eq!(objects("future_facts"), vec!["Globex"]);
+    assert_eq!(q["count"], 3);
+    assert_eq!(objects("facts").len(), 3);
+    assert!(q.get("resolved_from").is_none() && q.get("candidates").is_none());
+
+    // With as_of every matching fact is active.
+    let at = to_json(
+        &p.kg_query("Alice Smith", Some("2020-06-01"), Direction::Both)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(at["active_facts"].as_array().unwrap().len(), 1);
+    assert_eq!(at["historical_facts"], json!([]));
+    assert_eq!(at["as_of"], "2020-06-01");
+
+    // "Alice" is no entity, but one entity's name holds it as a word.
+    let r = to_json(&p.kg_query("Alice", None, Direction::Both).await.unwrap());
+    assert_eq!(r["entity"], "Alice Smith");
+    assert_eq!(r["resolved_from"], "Alice");
+    assert_eq!(r["count"], 3);
+
+    p.kg_add(NewTriple::new("Alice Jones", "likes", "tea"))
+        .await
+        .unwrap();
+    let none = to_json(&p.kg_query("Alice", None, Direction::Both).await.unwrap());
+    assert_eq!(none["count"], 0);
+    assert_eq!(none["entity"], "Alice");
+    assert_eq!(none["candidates"].as_array().unwrap().len(), 2);
+    assert!(matches!(
+        p.kg_query("Alice", Some("2025"), Direction::Both).await,
+        Err(PalaceError::InvalidInput { field: "as_of", .. })
+    ));
+}

@@ -1,6 +1,6 @@
 //! Reading facts: the SQL shared by entity, relationship and timeline queries.
 
-use mempalace_core::{Direction, Fact};
+use mempalace_core::{Direction, EntityCandidate, Fact};
 use rusqlite::{Connection, Row, params};
 
 /// Columns of a fact, with display names joined from `entities`.
@@ -11,12 +11,17 @@ const FACT_SELECT: &str =
     LEFT JOIN entities s ON s.id = t.subject
     LEFT JOIN entities o ON o.id = t.object";
 
-/// Validity at `?2` (NULL: no date restriction); see `mempalace_core::temporal`.
-const VALID_AT: &str = "(?2 IS NULL OR ((t.valid_from IS NULL OR t.valid_from <= ?2 || '~')
-    AND (t.valid_to IS NULL OR t.valid_to || '~' >= ?2)))";
+/// Validity at `?2`, the as-of instant's start key (NULL: no date restriction): 3.11's
+/// filter, a date-only bound compared as its first (valid_from) or last (valid_to) second,
+/// half-open at the top; see `mempalace_core::temporal`.
+const VALID_AT: &str = "(?2 IS NULL OR (
+    (t.valid_from IS NULL OR (CASE WHEN length(t.valid_from) = 10 AND substr(t.valid_from, 5, 1) = '-'
+        AND substr(t.valid_from, 8, 1) = '-' THEN t.valid_from || 'T00:00:00Z' ELSE t.valid_from END) <= ?2)
+    AND (t.valid_to IS NULL OR (CASE WHEN length(t.valid_to) = 10 AND substr(t.valid_to, 5, 1) = '-'
+        AND substr(t.valid_to, 8, 1) = '-' THEN t.valid_to || 'T23:59:59Z' ELSE t.valid_to END) > ?2)))";
 
-/// Chronological order, undated facts last, insertion order among equals.
-const CHRONOLOGICAL: &str = "ORDER BY t.valid_from IS NULL, t.valid_from, t.rowid";
+/// Chronological order, undated facts last, then by id (3.11's timeline order).
+const CHRONOLOGICAL: &str = "ORDER BY t.valid_from IS NULL, t.valid_from, t.id";
 
 fn fact_from_row(row: &Row<'_>, direction: Option<Direction>) -> rusqlite::Result<Fact> {
     let valid_to: Option<String> = row.get(4)?;
@@ -33,10 +38,12 @@ fn fact_from_row(row: &Row<'_>, direction: Option<Direction>) -> rusqlite::Resul
     })
 }
 
-/// Facts where `entity_id` is the subject (outgoing) or object (incoming), valid at `as_of`.
+/// Facts where `entity_id` is the subject (outgoing) or object (incoming), valid at `as_of`;
+/// the entity's side carries `name`, the name it was asked for (as 3.11 answers).
 pub(crate) fn entity_facts(
     conn: &Connection,
     entity_id: &str,
+    name: &str,
     as_of: Option<&str>,
     direction: Direction,
 ) -> rusqlite::Result<Vec<Fact>> {
@@ -54,7 +61,12 @@ pub(crate) fn entity_facts(
         let mut stmt = conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(params![entity_id, as_of], |r| fact_from_row(r, Some(*side)))?;
         for fact in rows {
-            facts.push(fact?);
+            let mut fact = fact?;
+            match side {
+                Direction::Incoming => fact.object = name.to_string(),
+                _ => fact.subject = name.to_string(),
+            }
+            facts.push(fact);
         }
     }
     Ok(facts)
@@ -98,6 +110,70 @@ pub(crate) fn timeline_facts(
             rows.collect()
         }
     }
+}
+
+/// Names shorter than this get no candidates (3.11's `_MIN_ENTITY_CANDIDATE_LEN`).
+const MIN_CANDIDATE_LEN: usize = 3;
+
+/// Escapes `%`, `_` and `\\` for a `LIKE … ESCAPE '\\'` pattern.
+fn escape_like(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+}
+
+/// 3.11's entity candidates for `name` (id `entity_id`): at most 5 entities, other than the
+/// exact one, whose name has `name` as a whole space-separated part or whose id has the id as
+/// a whole `_`-separated part (SQLite's `LIKE`: case-insensitive for ASCII).
+pub(crate) fn entity_candidates(
+    conn: &Connection,
+    name: &str,
+    entity_id: &str,
+) -> rusqlite::Result<Vec<EntityCandidate>> {
+    let name = name.trim();
+    if name.chars().count() < MIN_CANDIDATE_LEN {
+        return Ok(Vec::new());
+    }
+    let (n, i) = (escape_like(name), escape_like(entity_id));
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, name FROM entities WHERE id = ?1 OR name = ?2
+            OR name LIKE ?3 ESCAPE '\\' OR name LIKE ?4 ESCAPE '\\' OR name LIKE ?5 ESCAPE '\\'
+            OR id LIKE ?6 ESCAPE '\\' OR id LIKE ?7 ESCAPE '\\' OR id LIKE ?8 ESCAPE '\\'
+         LIMIT 5",
+    )?;
+    let rows = stmt.query_map(
+        params![
+            entity_id,
+            name,
+            format!("{n} %"),
+            format!("% {n}"),
+            format!("% {n} %"),
+            format!("{i}\\_%"),
+            format!("%\\_{i}"),
+            format!("%\\_{i}\\_%"),
+        ],
+        |r| {
+            Ok(EntityCandidate {
+                id: r.get(0)?,
+                name: r.get(1)?,
+            })
+        },
+    )?;
+    let mut out = Vec::new();
+    for c in rows {
+        let c = c?;
+        if c.id != entity_id {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether an entity with this id exists.
+pub(crate) fn entity_exists(conn: &Connection, entity_id: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM entities WHERE id = ?1")?
+        .exists(params![entity_id])
 }
 
 /// `EXPLAIN QUERY PLAN` of the entity query for one side, for tests that check index use.

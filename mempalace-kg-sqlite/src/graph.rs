@@ -4,18 +4,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use md5::{Digest, Md5};
 use mempalace_core::knowledge_graph::{entity_id, predicate_id};
 use mempalace_core::temporal::{
-    canonical_date, ends_before_start, now_iso, previous_granule, today,
+    canonical_date, ends_before_start, now_iso, start_key, supersede_boundary, today,
 };
 use mempalace_core::{
-    Direction, Fact, KgStats, KnowledgeGraph, NewEntity, NewTriple, Page, PalaceError, Result,
-    Supersede, Supersession,
+    Direction, EntityCandidate, Fact, KgStats, KnowledgeGraph, NewEntity, NewTriple, Page,
+    PalaceError, Result, Supersede, Supersession,
 };
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use sha2::{Digest, Sha256};
 
-use crate::facts::{entity_facts, relationship_facts, timeline_facts};
+use crate::facts::{
+    entity_candidates, entity_exists, entity_facts, relationship_facts, timeline_facts,
+};
 use crate::schema::{is_read_only, open_read_only, prepare};
 
 /// Where the graph lives.
@@ -179,11 +181,20 @@ fn immediate<'c>(conn: &'c mut Connection, operation: &'static str) -> Result<Tr
         .map_err(sql(operation))
 }
 
-/// MemPalace's triple id: `t_{subject}_{predicate}_{object}_{8 hex of md5(valid_from + now)}`.
+/// MemPalace 3.11's triple id: `t_{subject}_{predicate}_{object}_{hash12}`, where hash12 is
+/// the first 12 hex digits of SHA-256 over `{len}:{valid_from}{len}:{recorded_at}`
+/// (valid_from `None` when absent, recorded_at the local time with microseconds). Ids written
+/// by earlier releases (8 hex digits of MD5) are read like any other.
 fn triple_id(sub: &str, pred: &str, obj: &str, valid_from: Option<&str>) -> String {
-    let seed = format!("{}{}", valid_from.unwrap_or("None"), now_iso());
-    let digest = hex::encode(Md5::digest(seed.as_bytes()));
-    format!("t_{sub}_{pred}_{obj}_{}", &digest[..8])
+    let valid_from = valid_from.unwrap_or("None");
+    let recorded_at = now_iso();
+    let key = format!(
+        "{}:{valid_from}{}:{recorded_at}",
+        valid_from.chars().count(),
+        recorded_at.chars().count()
+    );
+    let digest = hex::encode(Sha256::digest(key.as_bytes()));
+    format!("t_{sub}_{pred}_{obj}_{}", &digest[..12])
 }
 
 /// The open fact with this subject, predicate and object (the duplicate check of a write).
@@ -201,21 +212,12 @@ fn ensure_entity(tx: &Transaction<'_>, name: &str) -> rusqlite::Result<String> {
 fn insert_triple(tx: &Transaction<'_>, t: &NewTriple) -> rusqlite::Result<String> {
     let sub = ensure_entity(tx, &t.subject)?;
     let obj = ensure_entity(tx, &t.object)?;
-    let existing: Option<String> = if t.valid_to.is_none() {
-        tx.prepare_cached(OPEN_TRIPLE_SQL)?
-            .query_row(params![sub, t.predicate, obj], |r| r.get(0))
-            .optional()?
-    } else {
-        tx.prepare_cached(
-            "SELECT id FROM triples WHERE subject = ?1 AND predicate = ?2 AND object = ?3
-               AND valid_from IS ?4 AND valid_to IS ?5",
-        )?
-        .query_row(
-            params![sub, t.predicate, obj, t.valid_from, t.valid_to],
-            |r| r.get(0),
-        )
-        .optional()?
-    };
+    // As 3.11: while the same fact is current, adding it again (with any interval) returns
+    // the current one.
+    let existing: Option<String> = tx
+        .prepare_cached(OPEN_TRIPLE_SQL)?
+        .query_row(params![sub, t.predicate, obj], |r| r.get(0))
+        .optional()?;
     if let Some(id) = existing {
         return Ok(id);
     }
@@ -285,8 +287,11 @@ fn close_open_facts(
     Ok(n as u64)
 }
 
-fn canonical_as_of(as_of: Option<&str>) -> Result<Option<String>> {
-    as_of.map(|d| canonical_date("as_of", d)).transpose()
+/// The comparable instant of a query's `as_of` (see `mempalace_core::temporal`).
+fn as_of_key(as_of: Option<&str>) -> Result<Option<String>> {
+    as_of
+        .map(|d| canonical_date("as_of", d).map(|d| start_key(&d)))
+        .transpose()
 }
 
 #[async_trait]
@@ -371,54 +376,46 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
     }
 
     async fn supersede(&self, change: &Supersede) -> Result<Supersession> {
-        let at = canonical_date("at", &change.at)?;
-        let old_valid_to = previous_granule(&at)?;
+        // As 3.11: the old fact closes and the new one opens at one shared instant, in one
+        // transaction. With no current old fact the new one still opens (a plain add); when
+        // the new one is already current its id is returned and nothing else changes.
+        let at = supersede_boundary(change.at.as_deref())?;
         let mut new = NewTriple::new(&change.subject, &change.predicate, &change.new_object);
         new.valid_from = Some(at.clone());
         new.confidence = change.confidence;
         new.source_closet = change.source_closet.clone();
         let new = new.validated()?;
         NewTriple::new(&change.subject, &change.predicate, &change.old_object).validated()?;
-        let (sub, pred, old_obj, new_obj) = (
+        let (sub, pred, old_obj) = (
             entity_id(&change.subject),
             new.predicate.clone(),
             entity_id(&change.old_object),
-            entity_id(&change.new_object),
-        );
-        let describe = format!(
-            "{} → {} → {}",
-            change.subject, new.predicate, change.old_object
         );
         let op = "supersede";
         self.write(op, move |conn| {
             let tx = immediate(conn, op)?;
-            if open_fact_starts(&tx, &sub, &pred, &old_obj)
+            for start in open_fact_starts(&tx, &sub, &pred, &old_obj)
                 .map_err(sql(op))?
-                .is_empty()
+                .into_iter()
+                .flatten()
             {
-                return Err(PalaceError::invalid(
-                    "old_object",
-                    format!("there is no current fact {describe} to supersede"),
-                ));
+                if ends_before_start(&start, &at) {
+                    return Err(PalaceError::invalid(
+                        "at",
+                        format!("at={at:?} is before valid_from={start:?}; an inverted interval would be invisible to every query"),
+                    ));
+                }
             }
-            if !open_fact_starts(&tx, &sub, &pred, &new_obj)
-                .map_err(sql(op))?
-                .is_empty()
-            {
-                return Err(PalaceError::invalid(
-                    "new_object",
-                    format!(
-                        "{} → {} → {} is already current",
-                        new.subject, new.predicate, new.object
-                    ),
-                ));
-            }
-            close_open_facts(&tx, &sub, &pred, &old_obj, &old_valid_to)?;
+            tx.prepare_cached(
+                "UPDATE triples SET valid_to = ?4 WHERE subject = ?1 AND predicate = ?2 AND object = ?3 AND valid_to IS NULL",
+            )
+            .and_then(|mut s| s.execute(params![sub, pred, old_obj, at]))
+            .map_err(sql(op))?;
             let new_triple_id = insert_triple(&tx, &new).map_err(sql(op))?;
             tx.commit().map_err(sql(op))?;
             Ok(Supersession {
                 new_triple_id,
-                old_valid_to,
+                old_valid_to: at.clone(),
                 new_valid_from: at,
             })
         })
@@ -431,17 +428,42 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
         as_of: Option<&str>,
         direction: Direction,
     ) -> Result<Vec<Fact>> {
-        let as_of = canonical_as_of(as_of)?;
-        let id = entity_id(name);
+        let as_of = as_of_key(as_of)?;
+        let name = name.trim().to_string();
+        let id = entity_id(&name);
         let op = "query_entity";
         self.read(op, Vec::new(), move |conn| {
-            entity_facts(conn, &id, as_of.as_deref(), direction).map_err(sql(op))
+            let facts =
+                entity_facts(conn, &id, &name, as_of.as_deref(), direction).map_err(sql(op))?;
+            if !facts.is_empty() || entity_exists(conn, &id).map_err(sql(op))? {
+                return Ok(facts);
+            }
+            // As 3.11: an unknown name that matches exactly one entity by whole words or id
+            // parts ("Alice" for "Alice Smith") answers with that entity's facts.
+            match entity_candidates(conn, &name, &id)
+                .map_err(sql(op))?
+                .as_slice()
+            {
+                [only] => entity_facts(conn, &only.id, &only.name, as_of.as_deref(), direction)
+                    .map_err(sql(op)),
+                _ => Ok(facts),
+            }
+        })
+        .await
+    }
+
+    async fn entity_candidates(&self, name: &str) -> Result<Vec<EntityCandidate>> {
+        let name = name.trim().to_string();
+        let id = entity_id(&name);
+        let op = "entity_candidates";
+        self.read(op, Vec::new(), move |conn| {
+            entity_candidates(conn, &name, &id).map_err(sql(op))
         })
         .await
     }
 
     async fn query_relationship(&self, predicate: &str, as_of: Option<&str>) -> Result<Vec<Fact>> {
-        let as_of = canonical_as_of(as_of)?;
+        let as_of = as_of_key(as_of)?;
         let pred = predicate_id(predicate);
         let op = "query_relationship";
         self.read(op, Vec::new(), move |conn| {

@@ -4,6 +4,7 @@ use std::time::{Duration, Instant};
 
 use std::path::Path;
 
+use mempalace_core::knowledge_graph::entity_id;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 /// The file name of the graph inside a palace folder.
@@ -104,6 +105,57 @@ fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<()> {
     tx.commit()
 }
 
+/// The entity id this project derived before it followed 3.11 (hyphens became underscores).
+fn legacy_entity_id(name: &str) -> String {
+    entity_id(name).replace('-', "_")
+}
+
+/// Re-keys entities that an earlier release of this project filed under its old id recipe
+/// ("GPT-4" as `gpt_4`) to 3.11's (`gpt-4`), with their triples, so both programs find them;
+/// where both ids exist the facts move to 3.11's. Only ids that equal the old recipe for their
+/// own name are touched, so anything 3.11 wrote is left alone. Cheap when there is nothing to
+/// do: one scan for names with a hyphen and ids without one.
+fn rekey_legacy_entity_ids(conn: &mut Connection) -> rusqlite::Result<()> {
+    let legacy: Vec<(String, String)> = {
+        let mut stmt = conn.prepare(
+            "SELECT id, name FROM entities WHERE instr(name, '-') > 0 AND instr(id, '-') = 0",
+        )?;
+        stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?
+            .into_iter()
+            .filter(|(id, name)| *id == legacy_entity_id(name) && *id != entity_id(name))
+            .collect()
+    };
+    if legacy.is_empty() {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    for (old, name) in &legacy {
+        let new = entity_id(name);
+        let taken: bool = tx
+            .prepare("SELECT 1 FROM entities WHERE id = ?1")?
+            .exists([&new])?;
+        // New row first, then the triples, then the old row: foreign keys hold throughout.
+        if !taken {
+            tx.execute(
+                "INSERT INTO entities (id, name, type, properties, created_at)
+                 SELECT ?2, name, type, properties, created_at FROM entities WHERE id = ?1",
+                [old, &new],
+            )?;
+        }
+        tx.execute(
+            "UPDATE triples SET subject = ?2 WHERE subject = ?1",
+            [old, &new],
+        )?;
+        tx.execute(
+            "UPDATE triples SET object = ?2 WHERE object = ?1",
+            [old, &new],
+        )?;
+        tx.execute("DELETE FROM entities WHERE id = ?1", [old])?;
+    }
+    tx.commit()
+}
+
 /// How long a connection waits for another connection's lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -118,7 +170,10 @@ pub(crate) fn prepare(conn: &mut Connection) -> rusqlite::Result<()> {
     let deadline = Instant::now() + BUSY_TIMEOUT;
     let mut pause = Duration::from_millis(2);
     loop {
-        match configure(conn).and_then(|()| ensure_schema(conn)) {
+        match configure(conn)
+            .and_then(|()| ensure_schema(conn))
+            .and_then(|()| rekey_legacy_entity_ids(conn))
+        {
             Err(e) if is_busy(&e) && Instant::now() + pause < deadline => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(100));

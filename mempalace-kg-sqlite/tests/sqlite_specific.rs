@@ -98,6 +98,76 @@ async fn reads_and_writes_a_mempalace_file_in_place() {
     assert_eq!(mode, "wal");
 }
 
+/// A graph an earlier release of this project wrote, with hyphens in ids turned to
+/// underscores ("GPT-4" as `gpt_4`), is re-keyed to 3.11's ids when opened; what 3.11 wrote
+/// (`foo_bar` for "foo bar", `gpt-3` for "GPT-3") is left as it is.
+#[tokio::test]
+async fn legacy_hyphen_ids_are_rekeyed_to_3_11s() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("knowledge_graph.sqlite3");
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(MEMPALACE_OLD_SCHEMA).unwrap();
+    conn.execute_batch(
+        "INSERT INTO entities (id, name) VALUES ('gpt_4', 'GPT-4'), ('openai', 'OpenAI'),
+            ('gpt-3', 'GPT-3'), ('foo_bar', 'foo bar'), ('x_ray', 'X-Ray'), ('x-ray', 'X-Ray');
+         INSERT INTO triples (id, subject, predicate, object) VALUES
+            ('t_gpt_4_made_by_openai_1a2b3c4d', 'gpt_4', 'made_by', 'openai'),
+            ('t_gpt-3_made_by_openai_5e6f7a8b', 'gpt-3', 'made_by', 'openai'),
+            ('t_foo_bar_is_openai_9c0d1e2f', 'foo_bar', 'is', 'openai'),
+            ('t_openai_sells_x_ray_00000001', 'openai', 'sells', 'x_ray'),
+            ('t_openai_sells_x-ray_00000002', 'openai', 'sells', 'x-ray');",
+    )
+    .unwrap();
+    drop(conn);
+
+    let kg = SqliteKnowledgeGraph::open(&path);
+    let gpt4 = kg
+        .query_entity("GPT-4", None, Direction::Outgoing)
+        .await
+        .unwrap();
+    assert_eq!(gpt4.len(), 1, "{gpt4:?}");
+    assert_eq!(gpt4[0].object, "OpenAI");
+    assert_eq!(
+        kg.query_entity("X-Ray", None, Direction::Incoming)
+            .await
+            .unwrap()
+            .len(),
+        2,
+        "both ids' facts under 3.11's id"
+    );
+    let conn = Connection::open(&path).unwrap();
+    let ids: Vec<String> = conn
+        .prepare("SELECT id FROM entities ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for kept in ["gpt-4", "gpt-3", "foo_bar", "x-ray", "openai"] {
+        assert!(ids.contains(&kept.to_string()), "{kept} in {ids:?}");
+    }
+    for gone in ["gpt_4", "x_ray"] {
+        assert!(!ids.contains(&gone.to_string()), "{gone} in {ids:?}");
+    }
+    let subjects: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM triples WHERE subject = 'gpt_4' OR object = 'x_ray'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(subjects, 0);
+    // The triple ids are kept: they are ids, not keys.
+    let kept: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM triples WHERE id = 't_gpt_4_made_by_openai_1a2b3c4d'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kept, 1);
+}
+
 #[tokio::test]
 async fn entity_queries_use_the_indexes_at_10k_triples() {
     let dir = tempfile::tempdir().unwrap();

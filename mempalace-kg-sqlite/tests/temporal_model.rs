@@ -1,8 +1,9 @@
 //! Property test of the knowledge graph's temporal logic: random sequences of add, invalidate
-//! and supersede are applied both to the SQLite graph and to a plain model of validity
-//! intervals; every `as_of` query (and every error) must agree with the model.
+//! and supersede are applied both to the SQLite graph and to a plain model of MemPalace 3.11's
+//! rules; every `as_of` query (dates and timestamps) and every error must agree with it.
 
 use chrono::{Duration, NaiveDate};
+use mempalace_core::temporal;
 use mempalace_core::{Direction, KnowledgeGraph, NewTriple, Supersede};
 use mempalace_kg_sqlite::SqliteKnowledgeGraph;
 use proptest::prelude::*;
@@ -59,18 +60,24 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// One fact of the model: days are offsets, `None` is unbounded.
+/// One fact of the model, with the bounds the graph must store (`None` is unbounded).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Interval {
     s: usize,
     o: usize,
-    from: Option<u32>,
-    to: Option<u32>,
+    from: Option<String>,
+    to: Option<String>,
 }
 
+/// MemPalace 3.11's semantics, written out plainly.
 #[derive(Default)]
 struct Model {
     facts: Vec<Interval>,
+}
+
+/// A supersede on day `at` happens at that day's first second.
+fn boundary(at: u32) -> String {
+    format!("{}T00:00:00Z", day(at))
 }
 
 impl Model {
@@ -86,73 +93,59 @@ impl Model {
             .any(|f| f.s == s && f.o == o && f.to.is_none())
     }
 
+    /// Adds a fact unless the same one is current (then nothing changes).
+    fn add(&mut self, s: usize, o: usize, from: Option<String>, to: Option<String>) {
+        if !self.has_open(s, o) {
+            self.facts.push(Interval { s, o, from, to });
+        }
+    }
+
     /// Applies an operation; returns whether it should succeed.
     fn apply(&mut self, op: &Op) -> bool {
         match *op {
             Op::AddOpen { s, o, from } => {
-                if !self.has_open(s, o) {
-                    self.facts.push(Interval {
-                        s,
-                        o,
-                        from,
-                        to: None,
-                    });
-                }
+                self.add(s, o, from.map(day), None);
                 true
             }
             Op::AddClosed { s, o, from, len } => {
-                let f = Interval {
-                    s,
-                    o,
-                    from: Some(from),
-                    to: Some(from + len),
-                };
-                if !self.facts.contains(&f) {
-                    self.facts.push(f);
-                }
+                self.add(s, o, Some(day(from)), Some(day(from + len)));
                 true
             }
-            Op::Invalidate { s, o, ended } => self.close(s, o, ended),
+            Op::Invalidate { s, o, ended } => self.close(s, o, &day(ended)),
             Op::Supersede { s, old, new, at } => {
-                if !self.has_open(s, old) || self.has_open(s, new) {
+                let at = boundary(at);
+                if !self.close(s, old, &at) {
                     return false;
                 }
-                if !self.close(s, old, at - 1) {
-                    return false;
-                }
-                self.facts.push(Interval {
-                    s,
-                    o: new,
-                    from: Some(at),
-                    to: None,
-                });
+                self.add(s, new, Some(at), None);
                 true
             }
         }
     }
 
-    /// Closes the open facts at `ended` unless one of them starts after it.
-    fn close(&mut self, s: usize, o: usize, ended: u32) -> bool {
-        if self
-            .open_mut(s, o)
-            .any(|f| f.from.is_some_and(|from| from > ended))
-        {
+    /// Closes the open facts at `ended` unless one of them starts after it ends.
+    fn close(&mut self, s: usize, o: usize, ended: &str) -> bool {
+        if self.open_mut(s, o).any(|f| {
+            f.from
+                .as_deref()
+                .is_some_and(|from| temporal::ends_before_start(from, ended))
+        }) {
             return false;
         }
         for f in self.open_mut(s, o) {
-            f.to = Some(ended);
+            f.to = Some(ended.to_string());
         }
         true
     }
 
-    fn valid_at(&self, s: usize, as_of: Option<u32>) -> Vec<Interval> {
+    fn valid_at(&self, s: usize, as_of: Option<&str>) -> Vec<Interval> {
         let mut out: Vec<Interval> = self
             .facts
             .iter()
             .filter(|f| f.s == s)
             .filter(|f| match as_of {
                 None => true,
-                Some(d) => f.from.is_none_or(|from| from <= d) && f.to.is_none_or(|to| to >= d),
+                Some(at) => temporal::valid_at(f.from.as_deref(), f.to.as_deref(), at),
             })
             .cloned()
             .collect();
@@ -163,14 +156,6 @@ impl Model {
 
 fn index_of(names: &[&str], name: &str) -> usize {
     names.iter().position(|n| *n == name).expect("known name")
-}
-
-fn offset_of(date: &Option<String>) -> Option<u32> {
-    date.as_ref().map(|d| {
-        let start = NaiveDate::from_ymd_opt(2024, 1, 1).expect("valid date");
-        let d = NaiveDate::parse_from_str(d, "%Y-%m-%d").expect("canonical day");
-        u32::try_from((d - start).num_days()).expect("after start")
-    })
 }
 
 async fn apply(kg: &SqliteKnowledgeGraph, op: &Op) -> bool {
@@ -196,7 +181,7 @@ async fn apply(kg: &SqliteKnowledgeGraph, op: &Op) -> bool {
                 predicate: PREDICATE.into(),
                 old_object: OBJECTS[old].into(),
                 new_object: OBJECTS[new].into(),
-                at: day(at),
+                at: Some(day(at)),
                 confidence: 1.0,
                 source_closet: None,
             })
@@ -205,10 +190,9 @@ async fn apply(kg: &SqliteKnowledgeGraph, op: &Op) -> bool {
     }
 }
 
-async fn graph_valid_at(kg: &SqliteKnowledgeGraph, s: usize, as_of: Option<u32>) -> Vec<Interval> {
-    let as_of = as_of.map(day);
+async fn graph_valid_at(kg: &SqliteKnowledgeGraph, s: usize, as_of: Option<&str>) -> Vec<Interval> {
     let facts = kg
-        .query_entity(SUBJECTS[s], as_of.as_deref(), Direction::Outgoing)
+        .query_entity(SUBJECTS[s], as_of, Direction::Outgoing)
         .await
         .expect("query succeeds");
     let mut out: Vec<Interval> = facts
@@ -218,8 +202,8 @@ async fn graph_valid_at(kg: &SqliteKnowledgeGraph, s: usize, as_of: Option<u32>)
             Interval {
                 s: index_of(&SUBJECTS, &f.subject),
                 o: index_of(&OBJECTS, &f.object),
-                from: offset_of(&f.valid_from),
-                to: offset_of(&f.valid_to),
+                from: f.valid_from.clone(),
+                to: f.valid_to.clone(),
             }
         })
         .collect();
@@ -242,10 +226,22 @@ proptest! {
                 prop_assert_eq!(ok, expected_ok, "step {} {:?}", step, op);
             }
             for (s, subject) in SUBJECTS.iter().enumerate() {
-                for as_of in std::iter::once(None).chain((0..DAYS + 10).map(Some)) {
+                // Every day as a date, at its first second, at noon and at its last second.
+                let instants: Vec<Option<String>> = std::iter::once(None)
+                    .chain((0..DAYS + 10).flat_map(|d| {
+                        [
+                            day(d),
+                            format!("{}T00:00:00Z", day(d)),
+                            format!("{}T12:00:00Z", day(d)),
+                            format!("{}T23:59:59Z", day(d)),
+                        ]
+                        .map(Some)
+                    }))
+                    .collect();
+                for as_of in &instants {
                     prop_assert_eq!(
-                        graph_valid_at(&kg, s, as_of).await,
-                        model.valid_at(s, as_of),
+                        graph_valid_at(&kg, s, as_of.as_deref()).await,
+                        model.valid_at(s, as_of.as_deref()),
                         "subject {} as_of {:?} after {:?}", subject, as_of, ops
                     );
                 }

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use mempalace_core::knowledge_graph::Supersede;
-use mempalace_core::{Direction, Fact, KnowledgeGraph, NewEntity, NewTriple, Page, PalaceError};
+use mempalace_core::{
+    Direction, EntityCandidate, Fact, KnowledgeGraph, NewEntity, NewTriple, Page, PalaceError,
+};
 
 use crate::fixtures::KgFactory;
 
@@ -62,7 +64,8 @@ pub async fn query_both_directions<F: KgFactory + ?Sized>(factory: &F) {
         .query_entity("clerk", None, Direction::Outgoing)
         .await
         .unwrap();
-    assert_eq!(summary(&out), vec![triple("Clerk", "replaces", "Auth0")]);
+    // As 3.11: the entity's side carries the name asked for, the other side its stored name.
+    assert_eq!(summary(&out), vec![triple("clerk", "replaces", "Auth0")]);
     assert_eq!(out[0].direction, Some(Direction::Outgoing));
     assert_eq!(out[0].valid_from.as_deref(), Some("2026-01-10"));
     assert!(out[0].current && out[0].valid_to.is_none());
@@ -92,14 +95,21 @@ pub async fn query_both_directions<F: KgFactory + ?Sized>(factory: &F) {
         .unwrap();
     assert_eq!(
         summary(&f),
-        vec![triple("My Project", "depends_on", "tokio-rs")]
+        vec![triple("my_project", "depends_on", "tokio-rs")]
     );
     assert_eq!(
-        kg.query_entity("Tokio RS", None, Direction::Incoming)
+        kg.query_entity("Tokio-RS", None, Direction::Incoming)
             .await
             .unwrap()
             .len(),
         1
+    );
+    assert!(
+        kg.query_entity("Tokio RS", None, Direction::Incoming)
+            .await
+            .unwrap()
+            .is_empty(),
+        "hyphens are kept in ids (3.11): tokio-rs is not tokio_rs"
     );
 }
 
@@ -144,28 +154,42 @@ pub async fn as_of_boundaries<F: KgFactory + ?Sized>(factory: &F) {
         vec!["Acme"],
         "valid_to's own day is still valid"
     );
-    assert_eq!(at("2025-06-30T23:59:59").await, vec!["Acme"]);
-    assert_eq!(
-        at("2025-07-01").await,
-        vec!["Globex", "Paris"],
-        "the day after valid_to; a timestamp start counts on its day"
+    assert_eq!(at("2025-06-30T23:59:58Z").await, vec!["Acme"]);
+    assert!(
+        at("2025-06-30T23:59:59Z").await.is_empty(),
+        "a date valid_to ends at its last second, exclusive (3.11's half-open interval)"
     );
     assert_eq!(
-        at("2025-07-01T11:59:59").await,
+        at("2025-07-01").await,
+        vec!["Globex"],
+        "the day after valid_to; a date as_of is its first second, before the timestamp start"
+    );
+    assert_eq!(
+        at("2025-07-01T11:59:59Z").await,
         vec!["Globex"],
         "before the timestamp start"
     );
     assert_eq!(
-        at("2025-07-01T14:00:00+02:00").await,
+        at("2025-07-01T12:00:00+00:00").await,
         vec!["Globex", "Paris"],
-        "offsets are converted to UTC"
+        "+00:00 reads as Z"
     );
     assert_eq!(at("2030-01-01").await, vec!["Globex", "Paris"]);
-    assert!(matches!(
-        kg.query_entity("Alice", Some("next tuesday"), Direction::Both)
-            .await,
-        Err(PalaceError::InvalidInput { field: "as_of", .. })
-    ));
+    for bad in [
+        "next tuesday",
+        "2025",
+        "2025-07",
+        "2025-07-01T12:00:00",
+        "2025-07-01T14:00:00+02:00",
+    ] {
+        assert!(
+            matches!(
+                kg.query_entity("Alice", Some(bad), Direction::Both).await,
+                Err(PalaceError::InvalidInput { field: "as_of", .. })
+            ),
+            "{bad} is not a form 3.11 accepts"
+        );
+    }
 }
 
 /// invalidate sets valid_to on the open fact and keeps it as history.
@@ -230,7 +254,9 @@ pub async fn invalidate_closes_without_deleting<F: KgFactory + ?Sized>(factory: 
     assert_eq!((stats.current_facts, stats.expired_facts), (0, 2));
 }
 
-/// supersede closes the old value the granule before the new one starts: no date sees both.
+/// supersede closes the old value and opens the new one at one shared instant (3.11): no
+/// instant sees both; a date is its first second; without a current old value it is an add,
+/// and with the new value already current it changes nothing more.
 pub async fn supersede_leaves_no_overlap<F: KgFactory + ?Sized>(factory: &F) {
     let fx = factory.create().await;
     let kg = &fx.kg;
@@ -242,34 +268,27 @@ pub async fn supersede_leaves_no_overlap<F: KgFactory + ?Sized>(factory: &F) {
         predicate: "uses".into(),
         old_object: "Auth0".into(),
         new_object: "Clerk".into(),
-        at: "2026-01-15".into(),
+        at: Some("2026-01-15".into()),
         confidence: 0.9,
         source_closet: None,
     };
     let done = kg.supersede(&change).await.unwrap();
-    assert_eq!(done.old_valid_to, "2026-01-14");
-    assert_eq!(done.new_valid_from, "2026-01-15");
-    for day in ["2025-12-31", "2026-01-14", "2026-01-15", "2026-01-16"] {
+    assert_eq!(done.old_valid_to, "2026-01-15T00:00:00Z");
+    assert_eq!(done.new_valid_from, "2026-01-15T00:00:00Z");
+    for (instant, value) in [
+        ("2025-12-31", "Auth0"),
+        ("2026-01-14T23:59:59Z", "Auth0"),
+        ("2026-01-15", "Clerk"),
+        ("2026-01-15T00:00:00Z", "Clerk"),
+        ("2026-01-16", "Clerk"),
+    ] {
         let facts = kg
-            .query_entity("MyProject", Some(day), Direction::Outgoing)
+            .query_entity("MyProject", Some(instant), Direction::Outgoing)
             .await
             .unwrap();
-        assert_eq!(facts.len(), 1, "exactly one value on {day}: {facts:?}");
+        assert_eq!(facts.len(), 1, "exactly one value at {instant}: {facts:?}");
+        assert_eq!(facts[0].object, value, "at {instant}");
     }
-    assert_eq!(
-        kg.query_entity("MyProject", Some("2026-01-14"), Direction::Outgoing)
-            .await
-            .unwrap()[0]
-            .object,
-        "Auth0"
-    );
-    assert_eq!(
-        kg.query_entity("MyProject", Some("2026-01-15"), Direction::Outgoing)
-            .await
-            .unwrap()[0]
-            .object,
-        "Clerk"
-    );
     let current: Vec<_> = kg
         .query_entity("MyProject", None, Direction::Outgoing)
         .await
@@ -279,24 +298,68 @@ pub async fn supersede_leaves_no_overlap<F: KgFactory + ?Sized>(factory: &F) {
         .collect();
     assert_eq!(current.len(), 1);
     assert_eq!(current[0].confidence, 0.9);
-    assert!(
-        kg.supersede(&change).await.is_err(),
-        "Auth0 is no longer current"
+
+    // Again: Clerk is already current, so the same triple comes back and nothing is added.
+    let again = kg.supersede(&change).await.unwrap();
+    assert_eq!(again.new_triple_id, done.new_triple_id);
+    assert_eq!(kg.stats().await.unwrap().triples, 2);
+
+    // A same-day change is not refused: Clerk closes where Okta opens.
+    let mut same_day = change.clone();
+    same_day.old_object = "Clerk".into();
+    same_day.new_object = "Okta".into();
+    same_day.at = Some("2026-01-15T09:30:00Z".into());
+    kg.supersede(&same_day).await.unwrap();
+    let at = |d: &'static str| {
+        let kg = Arc::clone(kg);
+        async move {
+            kg.query_entity("MyProject", Some(d), Direction::Outgoing)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|f| f.object)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(at("2026-01-15T09:29:59Z").await, vec!["Clerk"]);
+    assert_eq!(at("2026-01-15T09:30:00Z").await, vec!["Okta"]);
+
+    // No current old value: the new one still opens.
+    let mut fresh = change.clone();
+    fresh.predicate = "hosts_on".into();
+    fresh.old_object = "Heroku".into();
+    fresh.new_object = "Fly".into();
+    kg.supersede(&fresh).await.unwrap();
+    assert_eq!(
+        kg.query_relationship("hosts_on", None).await.unwrap().len(),
+        1
     );
+
+    // Ending Okta before it started is refused and writes nothing.
     let before = kg.stats().await.unwrap();
     let mut early = change.clone();
-    early.old_object = "Clerk".into();
-    early.new_object = "Okta".into();
-    early.at = "2026-01-15".into();
+    early.old_object = "Okta".into();
+    early.new_object = "Auth0".into();
+    early.at = Some("2026-01-15T09:00:00Z".into());
     assert!(
-        kg.supersede(&early).await.is_err(),
-        "cannot close Clerk before it started"
+        matches!(
+            kg.supersede(&early).await,
+            Err(PalaceError::InvalidInput { field: "at", .. })
+        ),
+        "cannot close Okta before it started"
     );
     assert_eq!(
         kg.stats().await.unwrap(),
         before,
         "a refused supersede writes nothing"
     );
+    // Without `at`, the change happens now (a UTC timestamp).
+    let mut now = change.clone();
+    now.old_object = "Okta".into();
+    now.new_object = "Keycloak".into();
+    now.at = None;
+    let done = kg.supersede(&now).await.unwrap();
+    assert!(done.new_valid_from.ends_with('Z') && done.new_valid_from.len() == 20);
 }
 
 /// The same open triple added twice is one row with one id.
@@ -314,12 +377,19 @@ pub async fn duplicate_open_triples_collapse<F: KgFactory + ?Sized>(factory: &F)
     assert_eq!(a, b);
     assert_eq!(kg.stats().await.unwrap().triples, 1);
     let closed = NewTriple::new("Ben", "liked", "Go")
-        .valid_from("2019")
-        .valid_to("2020");
-    assert_eq!(
+        .valid_from("2019-01-01")
+        .valid_to("2020-12-31");
+    // As 3.11: only a current fact collapses; a closed one added again is another row.
+    assert_ne!(
         kg.add_triple(&closed).await.unwrap(),
         kg.add_triple(&closed).await.unwrap()
     );
+    // While the fact is current, adding it with any interval returns the current one.
+    let with_interval = NewTriple::new("Ben", "likes", "Rust")
+        .valid_from("2020-01-01")
+        .valid_to("2021-01-01");
+    assert_eq!(kg.add_triple(&with_interval).await.unwrap(), a);
+    assert_eq!(kg.stats().await.unwrap().triples, 3);
     kg.invalidate("Ben", "likes", "Rust", Some("2026-01-01"))
         .await
         .unwrap();
@@ -331,7 +401,13 @@ pub async fn duplicate_open_triples_collapse<F: KgFactory + ?Sized>(factory: &F)
         a, c,
         "after the old one closed, the same fact can start again"
     );
-    assert_eq!(kg.stats().await.unwrap().triples, 3);
+    assert_eq!(kg.stats().await.unwrap().triples, 4);
+    // 3.11's id recipe: t_{subject}_{predicate}_{object}_{12 hex digits}.
+    let hash = c.strip_prefix("t_ben_likes_rust_").expect(&c);
+    assert!(
+        hash.len() == 12 && hash.chars().all(|ch| ch.is_ascii_hexdigit()),
+        "{c}"
+    );
 }
 
 /// Chinese and emoji entity names round-trip and are found case-insensitively where it applies.
@@ -358,7 +434,7 @@ pub async fn unicode_entity_names<F: KgFactory + ?Sized>(factory: &F) {
         .unwrap();
     assert_eq!(
         summary(&f),
-        vec![triple("🚀 Rocket Team", "ships", "Ünïcode Ümlaut")]
+        vec![triple("🚀 rocket team", "ships", "Ünïcode Ümlaut")]
     );
     assert_eq!(
         kg.query_entity("ünïcode ümlaut", None, Direction::Both)
@@ -366,6 +442,71 @@ pub async fn unicode_entity_names<F: KgFactory + ?Sized>(factory: &F) {
             .unwrap()
             .len(),
         1
+    );
+}
+
+/// A name that is no entity but matches exactly one by whole words (3.11's candidates)
+/// answers for it; with several matches it answers nothing and lists them.
+pub async fn unknown_names_resolve_to_a_single_candidate<F: KgFactory + ?Sized>(factory: &F) {
+    let fx = factory.create().await;
+    let kg = &fx.kg;
+    kg.add_triple(&NewTriple::new("Alice Smith", "works_at", "Acme"))
+        .await
+        .unwrap();
+    kg.add_triple(&NewTriple::new("Bob", "knows", "Alice Smith"))
+        .await
+        .unwrap();
+    let facts = kg
+        .query_entity("Alice", None, Direction::Both)
+        .await
+        .unwrap();
+    assert_eq!(
+        summary(&facts),
+        vec![
+            triple("Alice Smith", "works_at", "Acme"),
+            triple("Bob", "knows", "Alice Smith")
+        ]
+    );
+    assert_eq!(
+        kg.entity_candidates("alice").await.unwrap(),
+        vec![EntityCandidate {
+            id: "alice_smith".into(),
+            name: "Alice Smith".into()
+        }]
+    );
+    kg.add_triple(&NewTriple::new("Alice Jones", "likes", "tea"))
+        .await
+        .unwrap();
+    assert!(
+        kg.query_entity("Alice", None, Direction::Both)
+            .await
+            .unwrap()
+            .is_empty(),
+        "two Alices: no guess"
+    );
+    let mut names: Vec<String> = kg
+        .entity_candidates("Alice")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["Alice Jones", "Alice Smith"]);
+    assert!(
+        kg.entity_candidates("Al").await.unwrap().is_empty(),
+        "names under 3 characters get no candidates"
+    );
+    assert!(
+        kg.entity_candidates("lic").await.unwrap().is_empty(),
+        "never a substring"
+    );
+    assert!(
+        kg.entity_candidates("Alice Smith")
+            .await
+            .unwrap()
+            .is_empty(),
+        "the exact entity is not its own candidate"
     );
 }
 
@@ -459,13 +600,13 @@ pub async fn timeline_is_chronological_and_paged<F: KgFactory + ?Sized>(factory:
     kg.add_triple(&NewTriple::new("Riley", "born_in", "Lyon").valid_from("2008-05-01"))
         .await
         .unwrap();
-    kg.add_triple(&NewTriple::new("Riley", "started", "school").valid_from("2014-09"))
+    kg.add_triple(&NewTriple::new("Riley", "started", "school").valid_from("2014-09-01"))
         .await
         .unwrap();
-    kg.add_triple(&NewTriple::new("coach", "trains", "Riley").valid_from("2020-01-01T08:00:00"))
+    kg.add_triple(&NewTriple::new("coach", "trains", "Riley").valid_from("2020-01-01T08:00:00Z"))
         .await
         .unwrap();
-    kg.add_triple(&NewTriple::new("other", "x", "y").valid_from("2001"))
+    kg.add_triple(&NewTriple::new("other", "x", "y").valid_from("2001-01-01"))
         .await
         .unwrap();
     let riley: Vec<String> = kg

@@ -70,7 +70,7 @@ macro_rules! knowledge_graph_conformance {
         $crate::knowledge_graph_conformance!(@tests $factory;
             fresh_graph_reads_create_nothing, query_both_directions, as_of_boundaries,
             invalidate_closes_without_deleting, supersede_leaves_no_overlap, duplicate_open_triples_collapse,
-            unicode_entity_names, unknown_entity_is_empty, bad_input_writes_nothing,
+            unicode_entity_names, unknown_names_resolve_to_a_single_candidate, unknown_entity_is_empty, bad_input_writes_nothing,
             timeline_is_chronological_and_paged, stats_and_relationships, entity_upsert_keeps_one_row,
             concurrent_adds_all_land);
     };

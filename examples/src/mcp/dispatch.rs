@@ -2,7 +2,6 @@
 
 use mempalace_core::knowledge_graph::Supersede;
 use mempalace_core::palace::NewDrawer;
-use mempalace_core::temporal::today;
 use mempalace_core::{
     AAAK_SPEC, AddedBy, Direction, NewTriple, Page, Palace, PalaceError, Result, SearchMode,
     SearchRequest,
@@ -95,7 +94,7 @@ pub async fn dispatch(palace: &Palace, call: ToolCall) -> Result<Value> {
                     predicate: a.predicate,
                     old_object: a.old_object,
                     new_object: a.new_object,
-                    at: a.at.unwrap_or_else(today),
+                    at: a.at,
                     confidence: a.confidence,
                     source_closet: a.source_closet,
                 })

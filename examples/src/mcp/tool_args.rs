@@ -124,7 +124,7 @@ pub struct ListDrawersArgs {
 pub struct KgQueryArgs {
     /// The entity's name (case-insensitive).
     pub entity: String,
-    /// Only facts valid at this date (YYYY-MM-DD or an ISO timestamp).
+    /// Only facts valid at this instant: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.
     #[serde(default)]
     pub as_of: Option<String>,
     /// "outgoing", "incoming" or "both" (default).
@@ -146,10 +146,10 @@ pub struct KgAddArgs {
     pub predicate: String,
     /// The object entity.
     pub object: String,
-    /// When the fact became true.
+    /// When the fact became true: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.
     #[serde(default)]
     pub valid_from: Option<String>,
-    /// When it stopped being true (omit for a current fact).
+    /// When it stopped being true, same forms (omit for a current fact).
     #[serde(default)]
     pub valid_to: Option<String>,
     /// Confidence in [0, 1] (default 1.0).
@@ -170,7 +170,7 @@ pub struct KgInvalidateArgs {
     pub predicate: String,
     /// The object entity.
     pub object: String,
-    /// When the fact ended (default today).
+    /// When the fact ended: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (default today).
     #[serde(default)]
     pub ended: Option<String>,
 }
@@ -187,7 +187,8 @@ pub struct KgSupersedeArgs {
     pub old_object: String,
     /// The value that becomes true.
     pub new_object: String,
-    /// When the change happens (default today).
+    /// When the change happens, one instant for both facts: YYYY-MM-DD (its first second)
+    /// or YYYY-MM-DDTHH:MM:SSZ (default now).
     #[serde(default)]
     pub at: Option<String>,
     /// Confidence of the new fact (default 1.0).
