@@ -63,6 +63,7 @@ async fn main() -> anyhow::Result<()> {
     }
     let opts = StackOptions {
         palace_path: dir.path().join("palace"),
+        palace_explicit: true,
         backend: None,
         qdrant_url: None,
         qdrant_api_key: None,

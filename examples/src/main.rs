@@ -34,7 +34,8 @@ struct Cli {
 
 #[derive(Args)]
 struct StackArgs {
-    /// The palace folder [default: $MEMPALACE_PALACE_PATH, else ~/.mempalace/palace].
+    /// The palace folder (default: $MEMPALACE_PALACE_PATH, else config.json's palace_path,
+    /// else ~/.mempalace/palace for an existing install, else ~/.config/mempalace/palace).
     #[arg(long, global = true, value_name = "PATH")]
     palace: Option<PathBuf>,
     /// Vector store for drawers [default: the palace's own, else lancedb].
@@ -240,6 +241,7 @@ async fn main() {
 async fn run(cli: Cli) -> Result<()> {
     let opts = StackOptions {
         palace_path: resolve_palace_path(cli.stack.palace.as_deref()),
+        palace_explicit: cli.stack.palace.is_some(),
         backend: cli.stack.backend,
         qdrant_url: cli.stack.qdrant_url,
         qdrant_api_key: cli.stack.qdrant_api_key,

@@ -8,24 +8,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::regular_file::{RegularFileError, read_regular};
 
-/// The environment variable naming the palace folder.
-pub const PALACE_PATH_ENV: &str = "MEMPALACE_PALACE_PATH";
 /// The config file inside the palace folder.
 pub const PALACE_CONFIG_FILE: &str = "palace.json";
 /// Largest `palace.json` read, in bytes.
 pub const MAX_PALACE_CONFIG_BYTES: u64 = 64 * 1024;
 
-/// The palace folder: `--palace`, else `$MEMPALACE_PALACE_PATH`, else `~/.mempalace/palace`.
+/// The palace folder as MemPalace 3.11 finds it: `--palace`, else `$MEMPALACE_PALACE_PATH`
+/// (or its aliases), else `config.json`'s `palace_path`, else `palace` in the config folder
+/// (`mempalace_core::locations`).
 pub fn resolve_palace_path(flag: Option<&Path>) -> PathBuf {
-    if let Some(p) = flag {
-        return p.to_path_buf();
-    }
-    match std::env::var_os(PALACE_PATH_ENV) {
-        Some(v) if !v.is_empty() => PathBuf::from(v),
-        _ => dirs::home_dir()
-            .unwrap_or_else(|| PathBuf::from("."))
-            .join(".mempalace/palace"),
-    }
+    mempalace_core::locations::palace_path(flag)
 }
 
 /// Which vector store holds the drawers.

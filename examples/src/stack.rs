@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use mempalace_core::locations;
 use mempalace_core::{Embedder, Fusion, KnowledgeGraph, LazyEmbedder, Palace, VectorStore};
 use mempalace_embed_candle::{DIMENSION, MODEL_NAME, MiniLmEmbedder};
 use mempalace_kg_sqlite::SqliteKnowledgeGraph;
@@ -21,6 +22,9 @@ pub const LANCE_DIR: &str = "lance";
 pub struct StackOptions {
     /// The palace folder.
     pub palace_path: PathBuf,
+    /// Whether the palace was named with `--palace` (its knowledge graph is then always its
+    /// own; see `mempalace_core::locations`).
+    pub palace_explicit: bool,
     /// The vector store; `None` means the palace's recorded one, else LanceDB.
     pub backend: Option<BackendKind>,
     /// Qdrant URL (default http://localhost:6334).
@@ -150,7 +154,9 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
             )
         }
     };
-    let kg: Arc<dyn KnowledgeGraph> = Arc::new(SqliteKnowledgeGraph::in_palace(path));
+    let kg: Arc<dyn KnowledgeGraph> = Arc::new(SqliteKnowledgeGraph::open(
+        locations::knowledge_graph_path(path, opts.palace_explicit),
+    ));
     // A palace that exists gets its palace.json (palaces created by a first MCP write have
     // none yet, older ones no id); best effort, so a read-only palace still opens.
     let needs_record = recorded.as_ref().is_none_or(|r| r.palace_id.is_none());

@@ -22,6 +22,7 @@ pub mod filter;
 pub mod knowledge_graph;
 pub mod lazy_embedder;
 pub mod lexical;
+pub mod locations;
 pub mod memory_store;
 pub mod palace;
 pub mod protocol;
