@@ -128,10 +128,13 @@ pub struct NewTriple {
     pub valid_to: Option<String>,
     /// Confidence in [0, 1]; 1.0 by default.
     pub confidence: f64,
-    /// The drawer id this fact came from (links the graph back to the vector store).
+    /// The drawer (or closet) id this fact came from (links the graph back to the vector
+    /// store).
     pub source_closet: Option<String>,
     /// The file this fact came from.
     pub source_file: Option<String>,
+    /// The drawer id this fact was extracted from (3.11's provenance column).
+    pub source_drawer_id: Option<String>,
 }
 
 impl NewTriple {
@@ -150,6 +153,7 @@ impl NewTriple {
             confidence: 1.0,
             source_closet: None,
             source_file: None,
+            source_drawer_id: None,
         }
     }
 
@@ -216,6 +220,7 @@ impl NewTriple {
             confidence: self.confidence,
             source_closet: blank_to_none(&self.source_closet),
             source_file: blank_to_none(&self.source_file),
+            source_drawer_id: blank_to_none(&self.source_drawer_id),
         })
     }
 }

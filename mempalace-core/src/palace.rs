@@ -829,23 +829,25 @@ impl Palace {
         Ok(result)
     }
 
-    /// Adds a fact. A `source_closet` must name an existing drawer, so the graph never points
-    /// at a drawer that is not there.
+    /// Adds a fact. A `source_closet` or `source_drawer_id` must name an existing drawer, so
+    /// the graph never points at a drawer that is not there.
     pub async fn kg_add(&self, triple: NewTriple) -> Result<KgAdded> {
         let triple = triple.validated()?;
         let _guard = self.write_lock.acquire().await?;
         self.create_if_missing().await?;
-        if let Some(closet) = &triple.source_closet
-            && self
-                .store
-                .get(std::slice::from_ref(closet))
-                .await?
-                .is_empty()
-        {
-            return Err(PalaceError::invalid(
-                "source_closet",
-                format!("drawer {closet} does not exist in this palace"),
-            ));
+        for (field, drawer) in [
+            ("source_closet", &triple.source_closet),
+            ("source_drawer_id", &triple.source_drawer_id),
+        ] {
+            // A drawer filed in chunks counts under the id add_drawer returned.
+            if let Some(id) = drawer
+                && self.drawer_group(id).await?.is_empty()
+            {
+                return Err(PalaceError::invalid(
+                    field,
+                    format!("drawer {id} does not exist in this palace"),
+                ));
+            }
         }
         let triple_id = self.kg.add_triple(&triple).await?;
         Ok(KgAdded {

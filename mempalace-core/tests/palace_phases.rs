@@ -805,3 +805,38 @@ async fn kg_query_groups_facts_and_resolves_names_as_3_11() {
         Err(PalaceError::InvalidInput { field: "as_of", .. })
     ));
 }
+
+/// kg_add keeps 3.11's provenance columns apart (source_closet, source_file,
+/// source_drawer_id), and a drawer id must name a drawer, one filed in chunks included.
+#[tokio::test]
+async fn kg_add_provenance_names_existing_drawers() {
+    let t = palace();
+    let p = &t.palace;
+    let long = "The deploy pipeline now signs every artifact with cosign. ".repeat(40);
+    let drawer = file(p, "wing_ops", "deploys", &long, "notes.md").await;
+    let mut triple = NewTriple::new("pipeline", "signs_with", "cosign");
+    triple.source_drawer_id = Some(drawer.clone());
+    triple.source_file = Some("notes.md".into());
+    p.kg_add(triple).await.unwrap();
+    let mut missing = NewTriple::new("pipeline", "signs_with", "gpg");
+    missing.source_drawer_id = Some("drawer_nowhere".into());
+    assert!(matches!(
+        p.kg_add(missing).await,
+        Err(PalaceError::InvalidInput {
+            field: "source_drawer_id",
+            ..
+        })
+    ));
+    let conn =
+        rusqlite::Connection::open(t._dir.path().join("palace/knowledge_graph.sqlite3")).unwrap();
+    let (closet, source_file, drawer_id): (Option<String>, Option<String>, Option<String>) = conn
+        .query_row(
+            "SELECT source_closet, source_file, source_drawer_id FROM triples",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(closet, None);
+    assert_eq!(source_file.as_deref(), Some("notes.md"));
+    assert_eq!(drawer_id.as_deref(), Some(drawer.as_str()));
+}

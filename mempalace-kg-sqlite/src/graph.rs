@@ -224,8 +224,8 @@ fn insert_triple(tx: &Transaction<'_>, t: &NewTriple) -> rusqlite::Result<String
     let id = triple_id(&sub, &t.predicate, &obj, t.valid_from.as_deref());
     tx.prepare_cached(
         "INSERT INTO triples (id, subject, predicate, object, valid_from, valid_to, confidence,
-                              source_closet, source_file, source_drawer_id, extracted_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?8, ?10)",
+                              source_closet, source_file, source_drawer_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
     .execute(params![
         id,
@@ -237,7 +237,7 @@ fn insert_triple(tx: &Transaction<'_>, t: &NewTriple) -> rusqlite::Result<String
         t.confidence,
         t.source_closet,
         t.source_file,
-        now_iso()
+        t.source_drawer_id,
     ])?;
     Ok(id)
 }

@@ -80,6 +80,8 @@ pub async fn dispatch(palace: &Palace, call: ToolCall) -> Result<Value> {
             t.valid_to = a.valid_to;
             t.confidence = a.confidence;
             t.source_closet = a.source_closet;
+            t.source_file = a.source_file;
+            t.source_drawer_id = a.source_drawer_id;
             to_value(palace.kg_add(t).await?)
         }
         ToolCall::KgInvalidate(a) => to_value(

@@ -155,9 +155,15 @@ pub struct KgAddArgs {
     /// Confidence in [0, 1] (default 1.0).
     #[serde(default = "default_confidence")]
     pub confidence: f64,
-    /// The drawer id the fact was learnt from.
+    /// The drawer (or closet) id the fact was learnt from.
     #[serde(default)]
     pub source_closet: Option<String>,
+    /// The source file the fact was extracted from.
+    #[serde(default)]
+    pub source_file: Option<String>,
+    /// The drawer id the fact was extracted from (provenance).
+    #[serde(default)]
+    pub source_drawer_id: Option<String>,
 }
 
 /// `mempalace_kg_invalidate`.
