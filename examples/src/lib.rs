@@ -6,6 +6,7 @@
 
 pub mod init;
 pub mod mcp;
+pub mod migrate;
 pub mod mine;
 pub mod palace_config;
 pub mod project_config;

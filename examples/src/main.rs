@@ -125,6 +125,19 @@ enum Command {
     Kg(KgCommand),
     /// Serve the palace to an AI client over MCP (stdio).
     Mcp,
+    /// Bring a MemPalace 3.11 (Python, ChromaDB) palace into this one (--palace): drawers
+    /// keep their ids and metadata and are embedded again; the knowledge graph is copied.
+    /// Re-running finishes an interrupted migration without duplicates.
+    Migrate {
+        /// The 3.11 palace folder (the one holding chroma.sqlite3).
+        from: PathBuf,
+        /// No progress output.
+        #[arg(long)]
+        quiet: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `--mode` of `search`.
@@ -358,6 +371,21 @@ async fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Kg(cmd) => kg(&palace, cmd).await?,
+        Command::Migrate { from, quiet, json } => {
+            let report = mempalace_cli::migrate::migrate(
+                Arc::clone(&palace),
+                &from,
+                &opts.palace_path,
+                quiet || json,
+            )
+            .await?;
+            create_palace(&palace, &opts).await?;
+            if json {
+                print_json(&report)?;
+            } else {
+                print!("{}", render::migration(&report));
+            }
+        }
         Command::Mcp => {
             let warm = Arc::clone(&embedder);
             mcp::serve_stdio(palace, move || {

@@ -139,6 +139,28 @@ pub fn facts(facts: &[Fact]) -> String {
     out
 }
 
+/// The summary of a migration: what was imported, what was there already, what was skipped
+/// and why.
+pub fn migration(report: &crate::migrate::MigrateReport) -> String {
+    let mut out = format!(
+        "Migrated {} (MemPalace 3.11) in {:.1}s: {} drawer(s) found, {} imported, {} already here, {} skipped.\n",
+        report.from.display(),
+        report.seconds,
+        report.drawers_found,
+        report.imported,
+        report.already_present,
+        report.skipped.len()
+    );
+    for s in report.skipped.iter().take(20) {
+        out.push_str(&format!("  skipped {}: {}\n", s.id, s.reason));
+    }
+    if report.skipped.len() > 20 {
+        out.push_str(&format!("  … and {} more\n", report.skipped.len() - 20));
+    }
+    out.push_str(&format!("Knowledge graph: {}\n", report.knowledge_graph));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -638,6 +638,50 @@ impl Palace {
         Ok(())
     }
 
+    /// Files drawers brought from another palace (a MemPalace 3.11 migration) under their own
+    /// ids and metadata, embedded here; drawers whose id is already stored are left as they
+    /// are, so an interrupted import re-run finishes without duplicates. Every drawer is
+    /// checked first: one bad drawer files none of the batch.
+    pub async fn import_drawers(&self, drawers: &[Drawer]) -> Result<ImportedBatch> {
+        for d in drawers {
+            if d.id.trim().is_empty() || d.id.chars().any(char::is_control) {
+                return Err(PalaceError::invalid(
+                    "id",
+                    format!("{:?} is not a drawer id", d.id),
+                ));
+            }
+            validate_name("wing", &d.metadata.wing)?;
+            validate_name("room", &d.metadata.room)?;
+            validate_content(&d.text)?;
+            validate_source_file(&d.metadata.source_file)?;
+        }
+        let ids: Vec<String> = drawers.iter().map(|d| d.id.clone()).collect();
+        let _guard = self.write_lock.acquire().await?;
+        self.create_if_missing().await?;
+        let present: std::collections::HashSet<String> = self
+            .store
+            .get(&ids)
+            .await?
+            .into_iter()
+            .map(|d| d.id)
+            .collect();
+        let mut fresh: Vec<Drawer> = Vec::new();
+        for d in drawers {
+            if !present.contains(&d.id) && !fresh.iter().any(|f| f.id == d.id) {
+                fresh.push(d.clone());
+            }
+        }
+        if !fresh.is_empty() {
+            let texts: Vec<String> = fresh.iter().map(|d| d.text.clone()).collect();
+            let vectors = self.embed_all(&texts).await?;
+            self.store.upsert(&fresh, &vectors).await?;
+        }
+        Ok(ImportedBatch {
+            imported: fresh.len() as u64,
+            already_present: (drawers.len() - fresh.len()) as u64,
+        })
+    }
+
     /// Finishes the store's deferred upkeep after bulk filing (e.g. the end of a mine): on
     /// LanceDB, compaction and the ANN index once the palace has grown past its threshold.
     /// Takes no write lock: other writers carry on meanwhile.

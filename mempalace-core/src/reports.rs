@@ -40,12 +40,22 @@ pub struct NoPalaceReport {
 }
 
 impl NoPalaceReport {
-    /// The report for a palace path.
+    /// The report for a palace path. A folder that holds a MemPalace 3.11 (ChromaDB) palace
+    /// gets the hint to migrate it instead.
     pub fn new(palace_path: &std::path::Path) -> Self {
+        let hint = if palace_path.join("chroma.sqlite3").is_file() {
+            format!(
+                "{} is a MemPalace 3.11 (Python, ChromaDB) palace. Run: mempalace --palace <new folder> migrate {}",
+                palace_path.display(),
+                palace_path.display()
+            )
+        } else {
+            NO_PALACE_HINT.into()
+        };
         NoPalaceReport {
             error: "No palace found".into(),
             palace_path: palace_path.display().to_string(),
-            hint: NO_PALACE_HINT.into(),
+            hint,
         }
     }
 }
@@ -298,6 +308,15 @@ pub struct RoomList {
 pub struct Taxonomy {
     /// wing → room → count.
     pub taxonomy: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+/// What [`crate::Palace::import_drawers`] did with a batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportedBatch {
+    /// Drawers filed now.
+    pub imported: u64,
+    /// Drawers whose id was already in the palace (left as they were).
+    pub already_present: u64,
 }
 
 /// `kg_query` result, MemPalace 3.11's payload.

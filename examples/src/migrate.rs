@@ -1,0 +1,151 @@
+//! `mempalace migrate FROM`: brings a MemPalace 3.11 (Python, ChromaDB) palace into this one.
+//! Every drawer keeps its id and metadata and is embedded again with the same MiniLM; the
+//! knowledge graph is copied when this palace has none. Re-running finishes an interrupted
+//! migration without duplicates (drawers already here are left alone).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mempalace_core::Palace;
+use mempalace_core::locations::KNOWLEDGE_GRAPH_FILE;
+use mempalace_core::temporal::now_iso;
+use mempalace_import_chroma::{ChromaPalace, Skipped, to_drawer};
+use serde::Serialize;
+
+/// Drawers read, embedded and filed per step.
+const BATCH: usize = 64;
+
+/// What a migration did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MigrateReport {
+    /// The 3.11 palace read.
+    pub from: PathBuf,
+    /// Drawer records found there.
+    pub drawers_found: u64,
+    /// Drawers filed now.
+    pub imported: u64,
+    /// Drawers already in this palace (an earlier, maybe interrupted, run).
+    pub already_present: u64,
+    /// Records that are no drawer, with the reason.
+    pub skipped: Vec<SkippedDrawer>,
+    /// What happened to the knowledge graph.
+    pub knowledge_graph: String,
+    /// Wall time in seconds.
+    pub seconds: f64,
+}
+
+/// A record that was not imported.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedDrawer {
+    /// Its id.
+    pub id: String,
+    /// Why.
+    pub reason: String,
+}
+
+impl From<Skipped> for SkippedDrawer {
+    fn from(s: Skipped) -> Self {
+        SkippedDrawer {
+            id: s.id,
+            reason: s.reason,
+        }
+    }
+}
+
+/// Migrates the 3.11 palace in `from` into `palace` (whose folder is `to`).
+pub async fn migrate(
+    palace: Arc<Palace>,
+    from: &Path,
+    to: &Path,
+    quiet: bool,
+) -> Result<MigrateReport> {
+    let started = Instant::now();
+    if same_folder(from, to) {
+        bail!(
+            "{} is the MemPalace 3.11 palace itself; migrate into another folder with --palace",
+            from.display()
+        );
+    }
+    let chroma = ChromaPalace::open(from)?;
+    let total = chroma.drawer_count()?;
+    // The graph first: creating the palace below creates an empty graph of its own.
+    let knowledge_graph = copy_knowledge_graph(from, to)?;
+    let mut report = MigrateReport {
+        from: from.to_path_buf(),
+        drawers_found: total,
+        ..MigrateReport::default()
+    };
+    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} migrating [{bar:30}] {pos}/{len} drawers  {elapsed_precise}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar
+    });
+    palace.init().await?;
+    let now = now_iso();
+    let mut after = 0;
+    loop {
+        let records = chroma.drawers_after(after, BATCH)?;
+        let Some(last) = records.last() else { break };
+        after = last.seq;
+        let mut drawers = Vec::with_capacity(records.len());
+        for r in &records {
+            match to_drawer(r, &now) {
+                Ok(d) => drawers.push(d),
+                Err(s) => report.skipped.push(s.into()),
+            }
+        }
+        let batch = palace
+            .import_drawers(&drawers)
+            .await
+            .context("filing migrated drawers")?;
+        report.imported += batch.imported;
+        report.already_present += batch.already_present;
+        if let Some(bar) = &bar {
+            bar.inc(records.len() as u64);
+        }
+    }
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    palace.settle().await.context("indexing the palace")?;
+    report.knowledge_graph = knowledge_graph;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Copies the 3.11 knowledge graph (a consistent snapshot, WAL included) unless this palace
+/// already has one; says what it did.
+fn copy_knowledge_graph(from: &Path, to: &Path) -> Result<String> {
+    let source = from.join(KNOWLEDGE_GRAPH_FILE);
+    let target = to.join(KNOWLEDGE_GRAPH_FILE);
+    if !source.is_file() {
+        return Ok("none in the 3.11 palace".into());
+    }
+    if target.exists() {
+        return Ok(format!("kept {} (not overwritten)", target.display()));
+    }
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    let conn =
+        rusqlite::Connection::open_with_flags(&source, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .with_context(|| format!("opening {}", source.display()))?;
+    conn.execute("VACUUM INTO ?1", [target.to_string_lossy().as_ref()])
+        .with_context(|| format!("copying {} to {}", source.display(), target.display()))?;
+    Ok(format!("copied to {}", target.display()))
+}
