@@ -93,6 +93,7 @@ async fn main() -> anyhow::Result<()> {
             "example-agent",
             "Learnt why the project uses Clerk.",
             Some("auth"),
+            None,
         )
         .await?;
     println!(

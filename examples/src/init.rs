@@ -75,6 +75,32 @@ pub fn init_project(project: &Path, wing: Option<&str>) -> Result<(ProjectConfig
     if let Some(existing) = ProjectConfig::load(project)? {
         return Ok((existing, false));
     }
+    let config = detect_project(project, wing)?;
+    config.save(project)?;
+    Ok((config, true))
+}
+
+/// The wing and rooms `project` mines into: its `mempalace.yaml` (with `wing` overriding the
+/// file's), or else what `init` would detect, without writing anything into the project.
+pub fn project_plan(project: &Path, wing: Option<&str>) -> Result<ProjectConfig> {
+    if !project.is_dir() {
+        bail!("{} is not a folder", project.display());
+    }
+    match ProjectConfig::load(project)? {
+        Some(mut existing) => {
+            if let Some(w) = wing {
+                existing.wing = slug(w);
+                validate_name("wing", &existing.wing)?;
+            }
+            Ok(existing)
+        }
+        None => detect_project(project, wing),
+    }
+}
+
+/// The config `init` writes for `project`: the wing (given, else the folder's name) and the
+/// rooms detected from its folders.
+fn detect_project(project: &Path, wing: Option<&str>) -> Result<ProjectConfig> {
     let path = ProjectConfig::path_in(project);
     if anything_at(&path) {
         bail!(
@@ -84,10 +110,8 @@ pub fn init_project(project: &Path, wing: Option<&str>) -> Result<(ProjectConfig
     }
     let wing = wing.map(slug).unwrap_or_else(|| wing_for_folder(project));
     validate_name("wing", &wing).context("choose another name with --wing")?;
-    let config = ProjectConfig {
+    Ok(ProjectConfig {
         wing,
         rooms: detect_rooms(project)?,
-    };
-    config.save(project)?;
-    Ok((config, true))
+    })
 }

@@ -5,10 +5,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use mempalace_coord_sqlite::SqliteCoordinationLog;
 use mempalace_core::locations;
 use mempalace_core::{Embedder, Fusion, KnowledgeGraph, LazyEmbedder, Palace, VectorStore};
 use mempalace_embed_candle::{DIMENSION, MODEL_NAME, MiniLmEmbedder};
 use mempalace_kg_sqlite::SqliteKnowledgeGraph;
+use mempalace_links_json::JsonFileLinks;
 use mempalace_store_lance::{LanceOptions, LanceStore};
 use mempalace_store_qdrant::{QdrantOptions, QdrantStore};
 
@@ -166,7 +168,10 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
     {
         tracing::warn!(error = %format!("{e:#}"), "could not record palace.json; continuing");
     }
-    Ok(Palace::new(path, embedder, store, kg)?.with_fusion(fusion_from_env()?))
+    Ok(Palace::new(path, embedder, store, kg)?
+        .with_fusion(fusion_from_env()?)
+        .with_coordination_log(Arc::new(SqliteCoordinationLog::in_palace(path)))
+        .with_links(Arc::new(JsonFileLinks::new(path))))
 }
 
 /// MemPalace 3.11's variables for the hybrid weights.

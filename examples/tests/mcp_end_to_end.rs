@@ -266,8 +266,9 @@ async fn four_phases(stack_args: &[String]) {
     assert_eq!(second["matches"][0]["id"], id.as_str());
     assert!(second["matches"][0]["similarity"].as_f64().unwrap() >= 0.9);
 
-    // A failing tool: JSON-RPC error -32000 with the message; unknown tools and bad arguments: -32602.
-    match client
+    // A tool that ran and failed answers as MemPalace 3.11: `{"error": message}` (flagged
+    // isError); an unknown tool is -32601; bad arguments are -32602.
+    let missing = client
         .call_tool(
             CallToolRequestParams::new("mempalace_get_drawer").with_arguments(
                 json!({"drawer_id": "drawer_nope"})
@@ -277,19 +278,20 @@ async fn four_phases(stack_args: &[String]) {
             ),
         )
         .await
-    {
-        Err(ServiceError::McpError(e)) => {
-            assert_eq!(e.code, ErrorCode(-32000));
-            assert!(e.message.contains("drawer_nope"), "{}", e.message);
-        }
-        other => panic!("expected -32000, got {other:?}"),
-    }
+        .unwrap();
+    assert_eq!(missing.is_error, Some(true), "{missing:?}");
+    let text = &missing.content[0].as_text().unwrap().text;
+    let payload: Value = serde_json::from_str(text).unwrap();
+    assert!(
+        payload["error"].as_str().unwrap().contains("drawer_nope"),
+        "{payload}"
+    );
     match client
         .call_tool(CallToolRequestParams::new("mempalace_nope"))
         .await
     {
-        Err(ServiceError::McpError(e)) => assert_eq!(e.code, ErrorCode::INVALID_PARAMS),
-        other => panic!("expected invalid params, got {other:?}"),
+        Err(ServiceError::McpError(e)) => assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND),
+        other => panic!("expected method not found, got {other:?}"),
     }
     match client
         .call_tool(

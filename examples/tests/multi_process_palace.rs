@@ -191,3 +191,120 @@ fn mine_killed_at_random_points_recovers_to_the_same_palace() {
     mine_to_completion(&reference, &project);
     assert_eq!(drawer_count(&reference), expected);
 }
+
+/// The write tools added with MemPalace 3.11's surface, from 4 MCP server processes on one
+/// palace at once: every event lands once with its own sequence number, a tunnel created by
+/// all four is one tunnel while each server's own tunnel lands too, and a checkpoint of the
+/// same shared items from all four files each item once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_mcp_servers_share_events_tunnels_and_checkpoints() {
+    use palace_processes::{call, start_server};
+    use serde_json::json;
+
+    const SERVERS: usize = 4;
+    const EVENTS_EACH: usize = 25;
+    let dir = tempfile::tempdir().unwrap();
+    let palace = dir.path().join("palace");
+    let mut clients = Vec::new();
+    for _ in 0..SERVERS {
+        clients.push(start_server(&palace, &[]).await);
+    }
+    // Rooms for the tunnels to join.
+    for (i, room) in ["alpha", "beta", "s0", "s1", "s2", "s3"].iter().enumerate() {
+        let filed = call(
+            &clients[0],
+            "mempalace_add_drawer",
+            json!({"wing": format!("wing_{}", i % 2), "room": room, "content": fact(1000 + i as u64)}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(filed["success"], true, "{filed}");
+    }
+    let work = clients.iter().enumerate().map(|(n, c)| async move {
+        let mut answers = Vec::new();
+        for e in 0..EVENTS_EACH {
+            answers.push(
+                call(
+                    c,
+                    "mempalace_event_append",
+                    json!({"type": "status.update", "stream": "fleet", "room": "status", "from_agent": format!("agent-{n}"), "body": format!("{n}/{e}")}),
+                )
+                .await,
+            );
+        }
+        let shared = call(
+            c,
+            "mempalace_create_tunnel",
+            json!({"source_wing": "wing_0", "source_room": "alpha", "target_wing": "wing_1", "target_room": "beta", "label": "shared"}),
+        )
+        .await;
+        let own = call(
+            c,
+            "mempalace_create_tunnel",
+            json!({"source_wing": "wing_0", "source_room": "alpha", "target_wing": format!("wing_{}", n % 2), "target_room": format!("s{n}")}),
+        )
+        .await;
+        let checkpoint = call(
+            c,
+            "mempalace_checkpoint",
+            json!({"items": [
+                {"wing": "wing_fleet", "room": "shared", "content": "Every host in the fleet reads the same palace configuration file."},
+                {"wing": "wing_fleet", "room": "shared", "content": "Deploys pause while the palace index is being rebuilt overnight."},
+                {"wing": "wing_fleet", "room": format!("own{n}"), "content": fact(2000 + n as u64)}
+            ]}),
+        )
+        .await;
+        (answers, shared, own, checkpoint)
+    });
+    let results = futures::future::join_all(work).await;
+    for (answers, shared, own, checkpoint) in &results {
+        assert!(answers.iter().all(Result::is_ok), "{answers:?}");
+        assert!(shared.is_ok() && own.is_ok(), "{shared:?} {own:?}");
+        assert!(checkpoint.is_ok(), "{checkpoint:?}");
+    }
+    // Every event once, in one strictly increasing order.
+    let listed = call(
+        &clients[1],
+        "mempalace_event_list",
+        json!({"stream": "fleet", "limit": 500, "order": "asc"}),
+    )
+    .await
+    .unwrap();
+    let events = listed["events"].as_array().unwrap();
+    assert_eq!(events.len(), SERVERS * EVENTS_EACH);
+    let seqs: Vec<i64> = events.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    let bodies: std::collections::BTreeSet<&str> =
+        events.iter().map(|e| e["body"].as_str().unwrap()).collect();
+    assert_eq!(
+        bodies.len(),
+        SERVERS * EVENTS_EACH,
+        "no event lost or doubled"
+    );
+    // One shared tunnel plus the distinct own ones (s0..s3 from alpha).
+    let tunnels = call(&clients[2], "mempalace_list_tunnels", json!({}))
+        .await
+        .unwrap();
+    let tunnels = tunnels.as_array().unwrap();
+    assert_eq!(tunnels.len(), 1 + SERVERS, "{tunnels:?}");
+    // The shared checkpoint items exactly once, each server's own item once.
+    let shared = call(
+        &clients[3],
+        "mempalace_list_drawers",
+        json!({"wing": "wing_fleet", "room": "shared"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(shared["total"], 2, "{shared}");
+    let all = call(
+        &clients[3],
+        "mempalace_list_drawers",
+        json!({"wing": "wing_fleet"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(all["total"], 2 + SERVERS as u64, "{all}");
+    for c in clients {
+        c.cancel().await.unwrap();
+    }
+}

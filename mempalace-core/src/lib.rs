@@ -12,7 +12,9 @@
 //!
 //! [`MemoryStore`] is the exact in-process reference `VectorStore`.
 
+pub mod agent_hooks;
 pub mod chunking;
+pub mod coordination;
 pub mod drawer;
 pub mod drawer_chunks;
 pub mod drawer_id;
@@ -25,6 +27,7 @@ pub mod lexical;
 pub mod locations;
 pub mod memory_store;
 pub mod palace;
+pub mod palace_links;
 pub mod protocol;
 pub mod reports;
 pub mod retrieval;

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::coordination::{Coordination, CoordinationLog, MemoryCoordinationLog};
 use crate::drawer::{AddedBy, Drawer, DrawerMetadata};
 use crate::drawer_chunks::{chunk_id, parent_of, split_content};
 use crate::drawer_id::agent_drawer_id;
@@ -13,6 +14,7 @@ use crate::error::{PalaceError, Result};
 use crate::filter::DrawerFilter;
 use crate::knowledge_graph::{Direction, KnowledgeGraph, NewTriple, Supersede};
 use crate::lexical::bm25_over;
+use crate::palace_links::{MemoryLinks, PalaceLinks};
 use crate::protocol::{AAAK_SPEC, PALACE_PROTOCOL};
 use crate::reports::*;
 use crate::retrieval::{
@@ -26,6 +28,22 @@ use crate::validation::{
 };
 use crate::vector_store::{Page, RoomCount, VectorStore};
 use crate::write_lock::{FileWriteLock, WriteLock};
+
+mod checkpoint;
+mod coordination_ops;
+mod drawer_batches;
+mod drawer_update;
+mod graph_ops;
+mod reconnect;
+mod source_cleanup;
+
+pub use checkpoint::{Checkpoint, CheckpointDiary, CheckpointItem, CheckpointReport};
+pub use coordination_ops::{MeshPeers, MeshReplica};
+pub use drawer_batches::{BULK_MAX_IDS, DrawerBatch, DrawersDeleted};
+pub use drawer_update::{DrawerUpdate, DrawerUpdated};
+pub use graph_ops::{HallwayDeleted, TunnelDeleted};
+pub use reconnect::Reconnected;
+pub use source_cleanup::{SourceDeletion, SyncReport, SyncRequest};
 
 /// The default duplicate threshold of `add_drawer` and `check_duplicate`.
 pub const DUPLICATE_THRESHOLD: f64 = 0.9;
@@ -88,6 +106,21 @@ impl NewDrawer {
     }
 }
 
+/// What `list_drawers` lists: optional wing, room and filing-time window, and the page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DrawerListRequest {
+    /// Only drawers in this wing.
+    pub wing: Option<String>,
+    /// Only drawers in this room.
+    pub room: Option<String>,
+    /// Only drawers filed at or after this ISO date or date-time.
+    pub since: Option<String>,
+    /// Only drawers filed before this ISO date or date-time.
+    pub before: Option<String>,
+    /// Which page.
+    pub page: Page,
+}
+
 /// The palace: an embedder, a vector store and a knowledge graph behind one API.
 ///
 /// Reads of a palace that was never initialised fail with [`PalaceError::NoPalace`] and create
@@ -103,6 +136,8 @@ pub struct Palace {
     write_lock: Arc<dyn WriteLock>,
     limits: PalaceLimits,
     fusion: Fusion,
+    coordination: Coordination,
+    links: Arc<dyn PalaceLinks>,
 }
 
 impl Palace {
@@ -134,12 +169,28 @@ impl Palace {
             write_lock,
             limits: PalaceLimits::default(),
             fusion: Fusion::default(),
+            coordination: Coordination::new(Arc::new(MemoryCoordinationLog::new())),
+            links: Arc::new(MemoryLinks::new()),
         })
     }
 
     /// Replaces the write lock (e.g. a [`crate::ProcessWriteLock`] for a palace with no folder).
     pub fn with_write_lock(mut self, lock: Arc<dyn WriteLock>) -> Self {
         self.write_lock = lock;
+        self
+    }
+
+    /// Keeps the agents' coordination log (events and artifacts) in `log` instead of in
+    /// memory (e.g. `mempalace-coord-sqlite`'s file in the palace folder).
+    pub fn with_coordination_log(mut self, log: Arc<dyn CoordinationLog>) -> Self {
+        self.coordination = Coordination::new(log);
+        self
+    }
+
+    /// Keeps the palace graph's explicit tunnels and hallways in `links` instead of in memory
+    /// (e.g. `mempalace-links-json`'s files in the palace folder).
+    pub fn with_links(mut self, links: Arc<dyn PalaceLinks>) -> Self {
+        self.links = links;
         self
     }
 
@@ -693,15 +744,9 @@ impl Palace {
     /// A drawer filed in chunks comes back whole, under the id `add_drawer` returned.
     pub async fn get_drawer(&self, drawer_id: &str) -> Result<DrawerView> {
         self.require_palace().await?;
-        let mut group = self.drawer_group(drawer_id).await?.into_iter();
-        let mut whole = group
-            .next()
-            .ok_or_else(|| PalaceError::DrawerNotFound(drawer_id.to_string()))?;
-        for chunk in group {
-            whole.text.push_str(&chunk.text);
-        }
-        whole.id = drawer_id.to_string();
-        Ok(DrawerView::from(whole))
+        let group = self.drawer_group(drawer_id).await?;
+        whole_drawer(drawer_id, group)
+            .ok_or_else(|| PalaceError::DrawerNotFound(drawer_id.to_string()))
     }
 
     /// Drawers by wing and/or room, in id order, one page at a time.
@@ -711,10 +756,44 @@ impl Palace {
         room: Option<&str>,
         page: Page,
     ) -> Result<DrawerListing> {
-        let filter = Self::search_filter(wing, room)?;
+        self.list_drawers_with(&DrawerListRequest {
+            wing: wing.map(str::to_string),
+            room: room.map(str::to_string),
+            since: None,
+            before: None,
+            page,
+        })
+        .await
+    }
+
+    /// Drawers by wing, room and filing time (`since` inclusive, `before` exclusive), in id
+    /// order, one page at a time, with the total over all pages.
+    pub async fn list_drawers_with(&self, request: &DrawerListRequest) -> Result<DrawerListing> {
+        let page = request.page;
+        let since = request
+            .since
+            .as_deref()
+            .map(|v| filing_bound("since", v))
+            .transpose()?;
+        let before = request
+            .before
+            .as_deref()
+            .map(|v| filing_bound("before", v))
+            .transpose()?;
+        if let (Some(s), Some(b)) = (&since, &before)
+            && s >= b
+        {
+            return Err(PalaceError::invalid(
+                "since",
+                format!("since ({s}) must be earlier than before ({b})"),
+            ));
+        }
+        let filter = Self::search_filter(request.wing.as_deref(), request.room.as_deref())?
+            .filed_between(since, before);
         let limit = clamp_limit(page.limit, self.limits.max_page)?;
         validate_offset(page.offset, self.limits.max_offset)?;
         self.require_palace().await?;
+        let total = self.store.count(&filter).await?;
         let drawers = self
             .store
             .list(
@@ -732,10 +811,12 @@ impl Palace {
                 drawer_id: d.id,
                 wing: d.metadata.wing,
                 room: d.metadata.room,
+                filed_at: d.metadata.filed_at,
             })
             .collect();
         Ok(DrawerListing {
             count: drawers.len(),
+            total,
             drawers,
             offset: page.offset,
             limit,
@@ -760,6 +841,8 @@ impl Palace {
             _ => Ok(DrawerDeleted {
                 success: true,
                 drawer_id: drawer_id.to_string(),
+                chunks_deleted: ids.iter().filter(|id| parent_of(id).is_some()).count(),
+                deleted_ids: ids,
             }),
         }
     }
@@ -970,19 +1053,27 @@ impl Palace {
     /// Writes an agent's diary entry: a drawer in `wing_<agent>` / `diary`, topic kept in its
     /// source_file as `diary/<topic>`. Diary entries skip the duplicate check (two days can
     /// read alike).
+    ///
+    /// With `wing`, the entry goes to that wing's `diary` room instead (a project's shared
+    /// diary), its source_file `diary/<agent>/<topic>` so each agent reads back its own.
     pub async fn diary_write(
         &self,
         agent_name: &str,
         entry: &str,
         topic: Option<&str>,
+        wing: Option<&str>,
     ) -> Result<DiaryWritten> {
-        let wing = diary_wing(agent_name)?;
+        let own_wing = diary_wing(agent_name)?;
         validate_content(entry)?;
         let topic = topic
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .unwrap_or("general");
         validate_name("topic", topic)?;
+        let (wing, source_file) = match shared_diary_wing(wing)? {
+            Some(w) => (w, format!("diary/{}/{topic}", diary_agent(agent_name))),
+            None => (own_wing, format!("diary/{topic}")),
+        };
         let vector = self.embed_one(entry).await?;
         let _guard = self.write_lock.acquire().await?;
         self.create_if_missing().await?;
@@ -993,7 +1084,7 @@ impl Palace {
             metadata: DrawerMetadata {
                 wing,
                 room: DIARY_ROOM.into(),
-                source_file: format!("diary/{topic}"),
+                source_file,
                 chunk_index: 0,
                 added_by: AddedBy::Mcp,
                 filed_at: timestamp.clone(),
@@ -1011,13 +1102,32 @@ impl Palace {
         })
     }
 
-    /// The agent's newest `last_n` diary entries, newest first.
-    pub async fn diary_read(&self, agent_name: &str, last_n: usize) -> Result<DiaryRead> {
-        let wing = diary_wing(agent_name)?;
+    /// The agent's newest `last_n` diary entries, newest first; with `wing`, its entries in
+    /// that wing's shared diary (see [`Palace::diary_write`]).
+    pub async fn diary_read(
+        &self,
+        agent_name: &str,
+        last_n: usize,
+        wing: Option<&str>,
+    ) -> Result<DiaryRead> {
+        let own_wing = diary_wing(agent_name)?;
         let last_n = clamp_limit(last_n, self.limits.max_page)?;
+        let shared = shared_diary_wing(wing)?;
         self.require_palace().await?;
-        let filter = DrawerFilter::wing(wing).with_room(DIARY_ROOM);
-        let total = self.store.count(&filter).await?;
+        let agent_prefix = format!("diary/{}/", diary_agent(agent_name));
+        let (filter, prefix) = match shared {
+            Some(w) => (
+                DrawerFilter::wing(w).with_room(DIARY_ROOM),
+                Some(agent_prefix.as_str()),
+            ),
+            None => (DrawerFilter::wing(own_wing).with_room(DIARY_ROOM), None),
+        };
+        let mine = |d: &Drawer| prefix.is_none_or(|p| d.metadata.source_file.starts_with(p));
+        let mut total = if prefix.is_none() {
+            self.store.count(&filter).await?
+        } else {
+            0
+        };
         // Pages through the diary keeping only the newest `last_n` (a min-heap on
         // (filed_at, reversed id)): memory stays bounded by `last_n` however long the diary.
         let mut newest: BinaryHeap<Reverse<NewestFirst>> = BinaryHeap::with_capacity(last_n + 1);
@@ -1036,7 +1146,10 @@ impl Palace {
                 .await?;
             let done = page.len() < page_size;
             offset += page.len();
-            for drawer in page {
+            for drawer in page.into_iter().filter(|d| mine(d)) {
+                if prefix.is_some() {
+                    total += 1;
+                }
                 newest.push(Reverse(NewestFirst(drawer)));
                 if newest.len() > last_n {
                     newest.pop();
@@ -1055,7 +1168,7 @@ impl Palace {
                 topic: d
                     .metadata
                     .source_file
-                    .strip_prefix("diary/")
+                    .strip_prefix(prefix.unwrap_or("diary/"))
                     .unwrap_or("general")
                     .to_string(),
                 timestamp: d.metadata.filed_at,
@@ -1111,6 +1224,44 @@ pub fn diary_wing(agent_name: &str) -> Result<String> {
         "wing_{}",
         agent_name.to_lowercase().replace(' ', "_")
     ))
+}
+
+/// The drawer `add_drawer` filed under `drawer_id`, put back together from its stored `group`
+/// (the drawer itself, or its chunks in order); `None` when the group is empty.
+fn whole_drawer(drawer_id: &str, group: Vec<Drawer>) -> Option<DrawerView> {
+    let chunk_ids: Vec<String> = group
+        .iter()
+        .filter(|d| parent_of(&d.id).is_some())
+        .map(|d| d.id.clone())
+        .collect();
+    let mut group = group.into_iter();
+    let mut whole = group.next()?;
+    for chunk in group {
+        whole.text.push_str(&chunk.text);
+    }
+    whole.id = drawer_id.to_string();
+    let mut view = DrawerView::from(whole);
+    if !chunk_ids.is_empty() {
+        view.chunks = Some(chunk_ids.len());
+        view.chunk_ids = chunk_ids;
+    }
+    Some(view)
+}
+
+/// An agent's name as its shared-diary entries record it: lower case, spaces to `_`.
+fn diary_agent(agent_name: &str) -> String {
+    agent_name.trim().to_lowercase().replace(' ', "_")
+}
+
+/// The validated wing of a shared diary, when one is asked for (an empty name means none).
+fn shared_diary_wing(wing: Option<&str>) -> Result<Option<String>> {
+    match wing.map(str::trim).filter(|w| !w.is_empty()) {
+        Some(w) => {
+            validate_name("wing", w)?;
+            Ok(Some(w.to_string()))
+        }
+        None => Ok(None),
+    }
 }
 
 /// "subject → predicate → object".

@@ -216,7 +216,7 @@ impl AddDrawerOutcome {
     }
 }
 
-/// One drawer in full (`get_drawer`).
+/// One drawer in full (`get_drawer`): the seed's flat fields plus 3.11's nested `metadata`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DrawerView {
     /// Its id.
@@ -235,24 +235,60 @@ pub struct DrawerView {
     pub added_by: AddedBy,
     /// When.
     pub filed_at: String,
+    /// Every stored metadata field, as MemPalace 3.11 nests them.
+    pub metadata: DrawerMetadataView,
+    /// How many chunk drawers hold it (only for content filed in chunks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<usize>,
+    /// The ids of those chunk drawers, in order (only for content filed in chunks).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunk_ids: Vec<String>,
+}
+
+/// A drawer's metadata as `get_drawer` nests it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DrawerMetadataView {
+    /// Its wing.
+    pub wing: String,
+    /// Its room.
+    pub room: String,
+    /// The source file as filed.
+    pub source_file: String,
+    /// Chunk position in the source.
+    pub chunk_index: u32,
+    /// Who filed it.
+    pub added_by: AddedBy,
+    /// When.
+    pub filed_at: String,
 }
 
 impl From<Drawer> for DrawerView {
     fn from(d: Drawer) -> Self {
+        let m = d.metadata;
         DrawerView {
             drawer_id: d.id,
             content: d.text,
-            wing: d.metadata.wing,
-            room: d.metadata.room,
-            source_file: d.metadata.source_file,
-            chunk_index: d.metadata.chunk_index,
-            added_by: d.metadata.added_by,
-            filed_at: d.metadata.filed_at,
+            metadata: DrawerMetadataView {
+                wing: m.wing.clone(),
+                room: m.room.clone(),
+                source_file: m.source_file.clone(),
+                chunk_index: m.chunk_index,
+                added_by: m.added_by,
+                filed_at: m.filed_at.clone(),
+            },
+            wing: m.wing,
+            room: m.room,
+            source_file: m.source_file,
+            chunk_index: m.chunk_index,
+            added_by: m.added_by,
+            filed_at: m.filed_at,
+            chunks: None,
+            chunk_ids: Vec::new(),
         }
     }
 }
 
-/// One line of a drawer listing.
+/// One drawer of a listing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DrawerSummary {
     /// Its id.
@@ -263,6 +299,8 @@ pub struct DrawerSummary {
     pub room: String,
     /// The first 200 characters of its text ("..." appended when cut).
     pub content_preview: String,
+    /// When it was filed.
+    pub filed_at: String,
 }
 
 /// `list_drawers` result.
@@ -272,6 +310,8 @@ pub struct DrawerListing {
     pub drawers: Vec<DrawerSummary>,
     /// How many are on this page.
     pub count: usize,
+    /// How many drawers match the filters, over all pages.
+    pub total: u64,
     /// The page's offset.
     pub offset: usize,
     /// The page's limit.
@@ -285,6 +325,10 @@ pub struct DrawerDeleted {
     pub success: bool,
     /// The deleted drawer's id.
     pub drawer_id: String,
+    /// Every stored row removed: the drawer itself, or all its chunk drawers.
+    pub deleted_ids: Vec<String>,
+    /// How many of those were chunk drawers (0 for a drawer filed whole).
+    pub chunks_deleted: usize,
 }
 
 /// `list_wings` result.

@@ -643,7 +643,7 @@ async fn listing_taxonomy_delete_and_diary() {
     assert_ne!(listing.drawers[0].drawer_id, listing2.drawers[0].drawer_id);
     assert_eq!(
         to_json(&p.delete_drawer(&a).await.unwrap()),
-        json!({"success": true, "drawer_id": a})
+        json!({"success": true, "drawer_id": a, "deleted_ids": [a], "chunks_deleted": 0})
     );
     assert!(matches!(
         p.get_drawer(&a).await,
@@ -654,13 +654,14 @@ async fn listing_taxonomy_delete_and_diary() {
         "Claude Code",
         "Refactored the auth module today",
         Some("auth"),
+        None,
     )
     .await
     .unwrap();
-    p.diary_write("Claude Code", "Wrote the billing tests", None)
+    p.diary_write("Claude Code", "Wrote the billing tests", None, None)
         .await
         .unwrap();
-    let diary = to_json(&p.diary_read("Claude Code", 1).await.unwrap());
+    let diary = to_json(&p.diary_read("Claude Code", 1, None).await.unwrap());
     assert_eq!(diary["agent"], "Claude Code");
     assert_eq!(diary["total"], 2);
     assert_eq!(diary["showing"], 1);

@@ -19,11 +19,13 @@
 //! top-k ids for exact stores, recall@10 at or above a bar for approximate ones, and distances
 //! within 1e-4 of exact cosine either way.
 
+pub mod coordination_suite;
 pub mod corpus;
 pub mod fixtures;
 pub mod hashing_embedder;
 pub mod knowledge_graph_suite;
 pub mod live_service;
+pub mod palace_links_suite;
 pub mod vector_store_suite;
 
 pub use fixtures::{KgFactory, KgFixture, Ranking, StoreFactory, StoreFixture};

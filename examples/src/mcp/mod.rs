@@ -1,17 +1,14 @@
 //! The MemPalace MCP server: JSON-RPC 2.0 over stdio (rmcp), one tool per Palace operation.
 //!
-//! Tool names and argument names match the Python MemPalace, so existing prompts and clients
-//! work. A tool's result is the Palace method's JSON as text content. Failures: an unknown
-//! tool or arguments that do not fit its schema get the protocol's invalid-params error
-//! (-32602); a failing operation gets -32000 with the message. Reads of a palace that does not
-//! exist answer the no-palace payload, as MemPalace does.
+//! Tool names, argument names and payloads match MemPalace 3.11, so existing prompts and
+//! clients work: an unknown tool gets -32601; arguments that do not fit its schema get
+//! -32602 naming the argument; a tool that ran and failed answers `{"error": message}`
+//! (flagged `isError`); reads of a palace that does not exist answer the no-palace payload.
 
-pub mod dispatch;
+pub mod answer;
+pub mod parameters;
 pub mod server;
 pub mod stdio_guard;
-pub mod tool_args;
-pub mod tool_call;
-pub mod tool_catalog;
+pub mod tools;
 
 pub use server::{MemPalaceServer, serve_stdio};
-pub use tool_call::{ToolCall, ToolCallError};

@@ -1,4 +1,9 @@
 //! `MemPalaceServer`: the rmcp `ServerHandler` that lists the tools and runs them.
+//!
+//! The tools themselves live in [`super::tools`], one method each (rmcp's `#[tool]`), with
+//! their arguments beside them. This file holds what every call shares: unknown tools
+//! (-32601), the bound on calls in flight, and a panic inside a tool answered as an internal
+//! error (-32603) rather than a dropped request.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -6,40 +11,41 @@ use std::sync::Arc;
 use futures::FutureExt;
 use tokio::sync::Semaphore;
 
-use mempalace_core::reports::NoPalaceReport;
-use mempalace_core::{PALACE_PROTOCOL, Palace, PalaceError};
+use mempalace_core::agent_hooks::AgentHooks;
+use mempalace_core::{PALACE_PROTOCOL, Palace};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, ErrorCode, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
-use super::dispatch::dispatch;
-use super::tool_call::{ToolCall, ToolCallError};
-use super::tool_catalog::tools;
-
-/// The JSON-RPC error code of a tool whose operation failed.
+/// The JSON-RPC error code of a call the server refuses to run (too many in flight).
 pub const TOOL_FAILED: ErrorCode = ErrorCode(-32000);
-
 /// The JSON-RPC error code of a tool that failed inside the server (a bug of ours, reported
 /// rather than dropped).
 pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+/// The JSON-RPC error code of a call naming no tool of this server.
+pub const UNKNOWN_TOOL: ErrorCode = ErrorCode(-32601);
 /// Most tool calls one server runs at once; more are refused with an error until one ends.
 pub const MAX_CALLS_IN_FLIGHT: usize = 64;
 
 /// Serves one palace's tools.
 #[derive(Clone)]
 pub struct MemPalaceServer {
-    palace: Arc<Palace>,
+    pub(crate) palace: Arc<Palace>,
+    pub(crate) hooks: Arc<AgentHooks>,
     in_flight: Arc<Semaphore>,
+    tools: Arc<ToolRouter<MemPalaceServer>>,
 }
 
 /// Runs one tool call's future; a panic inside it becomes an internal-error answer (a client
 /// must always get an answer to its request, and the server must keep serving).
-pub async fn answer_even_on_panic<F>(tool: &str, call: F) -> Result<serde_json::Value, McpError>
+pub async fn answer_even_on_panic<F, T>(tool: &str, call: F) -> Result<T, McpError>
 where
-    F: std::future::Future<Output = Result<serde_json::Value, McpError>>,
+    F: std::future::Future<Output = Result<T, McpError>>,
 {
     match AssertUnwindSafe(call).catch_unwind().await {
         Ok(answer) => answer,
@@ -60,55 +66,33 @@ where
 }
 
 impl MemPalaceServer {
-    /// A server over `palace`.
+    /// A server over `palace`, offering every tool.
     pub fn new(palace: Arc<Palace>) -> Self {
         MemPalaceServer {
             palace,
+            hooks: Arc::new(AgentHooks::default()),
             in_flight: Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT)),
+            tools: Arc::new(super::tools::all()),
         }
     }
 
-    /// Parses and runs one call; the JSON result, or the error to answer.
-    pub async fn call(
-        &self,
-        name: &str,
-        arguments: Option<serde_json::Map<String, serde_json::Value>>,
-    ) -> Result<serde_json::Value, McpError> {
-        let call = ToolCall::parse(name, arguments).map_err(|e| match &e {
-            ToolCallError::UnknownTool(_) | ToolCallError::BadArguments { .. } => {
-                McpError::invalid_params(e.to_string(), None)
-            }
-        })?;
-        let is_write = call.is_write();
-        let _permit = self.in_flight.try_acquire().map_err(|_| {
-            McpError::new(
-                TOOL_FAILED,
-                format!(
-                    "server busy: {MAX_CALLS_IN_FLIGHT} tool calls are in flight; retry when one has answered"
-                ),
-                None,
-            )
-        })?;
-        answer_even_on_panic(name, self.run(name, call, is_write)).await
+    /// Reads and writes the AI client's hook files at `hooks` instead of the user's own
+    /// (`~/.mempalace`, the config folder).
+    pub fn with_agent_hooks(mut self, hooks: AgentHooks) -> Self {
+        self.hooks = Arc::new(hooks);
+        self
     }
 
-    async fn run(
-        &self,
-        name: &str,
-        call: ToolCall,
-        is_write: bool,
-    ) -> Result<serde_json::Value, McpError> {
-        match dispatch(&self.palace, call).await {
-            Ok(value) => Ok(value),
-            // Reads of a palace that does not exist answer MemPalace's no-palace payload.
-            Err(PalaceError::NoPalace { palace_path }) if !is_write => {
-                Ok(serde_json::to_value(NoPalaceReport::new(&palace_path)).unwrap_or_default())
-            }
-            Err(e) => {
-                tracing::warn!(tool = name, error = %e, "tool failed");
-                Err(McpError::new(TOOL_FAILED, e.to_string(), None))
-            }
-        }
+    /// Every tool this server offers, with its input schema, sorted by name.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.tools.list_all()
+    }
+
+    /// Whether `name` is a tool that changes the palace (one not marked read-only).
+    pub fn is_write_tool(&self, name: &str) -> bool {
+        self.tools
+            .get(name)
+            .is_some_and(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true))
     }
 }
 
@@ -124,16 +108,34 @@ impl ServerHandler for MemPalaceServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let value = self.call(&request.name, request.arguments).await?;
-        Ok(CallToolResult::success(vec![ContentBlock::text(value.to_string())]).into())
+        let name = request.name.to_string();
+        if self.tools.get(&name).is_none() {
+            let shown: String = name.chars().take(200).collect();
+            return Err(McpError::new(
+                UNKNOWN_TOOL,
+                format!("Unknown tool: {shown}"),
+                None,
+            ));
+        }
+        let _permit = self.in_flight.try_acquire().map_err(|_| {
+            McpError::new(
+                TOOL_FAILED,
+                format!(
+                    "server busy: {MAX_CALLS_IN_FLIGHT} tool calls are in flight; retry when one has answered"
+                ),
+                None,
+            )
+        })?;
+        let call = ToolCallContext::new(self, request, context);
+        answer_even_on_panic(&name, self.tools.call(call)).await
     }
 }
 

@@ -34,6 +34,8 @@ pub struct MineOptions {
     pub quiet: bool,
     /// How files are cut into drawers.
     pub chunking: Chunking,
+    /// Mine at most this many files (in walk order); `None` mines them all.
+    pub max_files: Option<usize>,
 }
 
 /// How `mine` cuts a file into drawers.
@@ -58,6 +60,7 @@ impl MineOptions {
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             quiet: false,
             chunking: Chunking::default(),
+            max_files: None,
         }
     }
 }
@@ -177,8 +180,11 @@ pub async fn mine_project(
     palace.init().await.context("creating the palace")?;
     let root = project.to_path_buf();
     let max = opts.max_file_bytes;
-    let (files, walk_skipped) =
+    let (mut files, walk_skipped) =
         tokio::task::spawn_blocking(move || project_files(&root, max)).await?;
+    if let Some(n) = opts.max_files {
+        files.truncate(n);
+    }
     let mut report = MineReport {
         files_found: files.len() as u64,
         files_skipped: walk_skipped as u64,

@@ -188,6 +188,10 @@ pub async fn call(peer: &Peer<RoleClient>, tool: &str, args: Value) -> Result<Va
         .and_then(|c| c.as_text())
         .map(|t| t.text.clone())
         .ok_or("no text content")?;
+    // A tool that ran and failed answers `{"error": …}` flagged isError.
+    if result.is_error == Some(true) {
+        return Err(text);
+    }
     serde_json::from_str(&text).map_err(|e| e.to_string())
 }
 
