@@ -1,6 +1,8 @@
 //! `mempalace migrate FROM`: brings a MemPalace 3.11 (Python, ChromaDB) palace into this one.
 //! Every drawer keeps its id and metadata and is embedded again with the same MiniLM; the
-//! knowledge graph is copied when this palace has none. Re-running finishes an interrupted
+//! knowledge graph, the agents' coordination log (`logstream.sqlite3`, with its
+//! `replica.json`) and the palace graph's `tunnels.json` / `hallways.json` (which 3.11 keeps
+//! beside the palace folder) are copied when this palace has none. Re-running finishes an interrupted
 //! migration without duplicates (drawers already here are left alone).
 
 use std::io::IsTerminal;
@@ -11,10 +13,15 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mempalace_core::Palace;
+use mempalace_core::coordination::COORDINATION_FILE_NAME;
 use mempalace_core::locations::KNOWLEDGE_GRAPH_FILE;
 use mempalace_core::temporal::now_iso;
 use mempalace_import_chroma::{ChromaPalace, Skipped, to_drawer};
+use mempalace_links_json::{HALLWAYS_FILE, TUNNELS_FILE};
 use serde::Serialize;
+
+/// The coordination log's replica id file (3.11's name).
+const REPLICA_FILE: &str = "replica.json";
 
 /// Drawers read, embedded and filed per step.
 const BATCH: usize = 64;
@@ -34,6 +41,12 @@ pub struct MigrateReport {
     pub skipped: Vec<SkippedDrawer>,
     /// What happened to the knowledge graph.
     pub knowledge_graph: String,
+    /// What happened to the agents' coordination log.
+    pub coordination_log: String,
+    /// What happened to the explicit tunnels.
+    pub tunnels: String,
+    /// What happened to the hallways.
+    pub hallways: String,
     /// Wall time in seconds.
     pub seconds: f64,
 }
@@ -73,7 +86,15 @@ pub async fn migrate(
     let chroma = ChromaPalace::open(from)?;
     let total = chroma.drawer_count()?;
     // The graph first: creating the palace below creates an empty graph of its own.
-    let knowledge_graph = copy_knowledge_graph(from, to)?;
+    let knowledge_graph = copy_sqlite(from, to, KNOWLEDGE_GRAPH_FILE)?;
+    let coordination_log = copy_sqlite(from, to, COORDINATION_FILE_NAME)?;
+    if to.join(COORDINATION_FILE_NAME).is_file() {
+        // The log's rows name their origin replica: keep the id that wrote them.
+        copy_file(from, to, REPLICA_FILE)?;
+    }
+    let beside = from.parent().unwrap_or(from);
+    let tunnels = copy_file(beside, to, TUNNELS_FILE)?;
+    let hallways = copy_file(beside, to, HALLWAYS_FILE)?;
     let mut report = MigrateReport {
         from: from.to_path_buf(),
         drawers_found: total,
@@ -119,6 +140,9 @@ pub async fn migrate(
     }
     palace.settle().await.context("indexing the palace")?;
     report.knowledge_graph = knowledge_graph;
+    report.coordination_log = coordination_log;
+    report.tunnels = tunnels;
+    report.hallways = hallways;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }
@@ -130,11 +154,11 @@ fn same_folder(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Copies the 3.11 knowledge graph (a consistent snapshot, WAL included) unless this palace
-/// already has one; says what it did.
-fn copy_knowledge_graph(from: &Path, to: &Path) -> Result<String> {
-    let source = from.join(KNOWLEDGE_GRAPH_FILE);
-    let target = to.join(KNOWLEDGE_GRAPH_FILE);
+/// Copies the SQLite file `name` of the 3.11 palace (a consistent snapshot, WAL included)
+/// unless this palace already has one; says what it did.
+fn copy_sqlite(from: &Path, to: &Path, name: &str) -> Result<String> {
+    let source = from.join(name);
+    let target = to.join(name);
     if !source.is_file() {
         return Ok("none in the 3.11 palace".into());
     }
@@ -147,5 +171,35 @@ fn copy_knowledge_graph(from: &Path, to: &Path) -> Result<String> {
             .with_context(|| format!("opening {}", source.display()))?;
     conn.execute("VACUUM INTO ?1", [target.to_string_lossy().as_ref()])
         .with_context(|| format!("copying {} to {}", source.display(), target.display()))?;
+    Ok(format!("copied to {}", target.display()))
+}
+
+/// Largest sidecar file copied (a bigger one is not MemPalace's).
+const MAX_SIDECAR_BYTES: u64 = 512 << 20;
+
+/// Copies the regular file `name` from the folder `from` into `to` unless `to` has one; says
+/// what it did. Links and special files are not followed.
+fn copy_file(from: &Path, to: &Path, name: &str) -> Result<String> {
+    let source = from.join(name);
+    let target = to.join(name);
+    match std::fs::symlink_metadata(&source) {
+        Ok(m) if m.is_file() && m.len() <= MAX_SIDECAR_BYTES => {}
+        Ok(_) => {
+            return Ok(format!(
+                "{} is not a regular file; not copied",
+                source.display()
+            ));
+        }
+        Err(_) => return Ok(format!("none at {}", source.display())),
+    }
+    if target.exists() {
+        return Ok(format!("kept {} (not overwritten)", target.display()));
+    }
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    let tmp = to.join(format!(".{name}.migrating"));
+    std::fs::copy(&source, &tmp)
+        .with_context(|| format!("copying {} to {}", source.display(), tmp.display()))?;
+    std::fs::rename(&tmp, &target)
+        .with_context(|| format!("moving {} to {}", tmp.display(), target.display()))?;
     Ok(format!("copied to {}", target.display()))
 }

@@ -158,6 +158,9 @@ pub fn migration(report: &crate::migrate::MigrateReport) -> String {
         out.push_str(&format!("  … and {} more\n", report.skipped.len() - 20));
     }
     out.push_str(&format!("Knowledge graph: {}\n", report.knowledge_graph));
+    out.push_str(&format!("Coordination log: {}\n", report.coordination_log));
+    out.push_str(&format!("Tunnels: {}\n", report.tunnels));
+    out.push_str(&format!("Hallways: {}\n", report.hallways));
     out
 }
 

@@ -538,6 +538,32 @@ async fn every_new_tool_end_to_end() {
         0
     );
 
+    // The timeline pages with its total, as 3.11's does.
+    for (s, o) in [("api", "cursors"), ("api", "json"), ("db", "postgres")] {
+        ok(
+            &c,
+            "mempalace_kg_add",
+            json!({"subject": s, "predicate": "uses", "object": o}),
+        )
+        .await;
+    }
+    let page = ok(
+        &c,
+        "mempalace_kg_timeline",
+        json!({"entity": "api", "limit": 1, "offset": 1}),
+    )
+    .await;
+    assert_eq!(
+        (
+            page["count"].clone(),
+            page["total"].clone(),
+            page["offset"].clone(),
+            page["limit"].clone()
+        ),
+        (json!(1), json!(2), json!(1), json!(1)),
+        "{page}"
+    );
+
     // Bulk delete reports each id.
     let deleted = ok(
         &c,

@@ -38,6 +38,13 @@ fn a_3_11_palace_migrates_whole_and_searches_alike() {
     for f in ["chroma.sqlite3", "knowledge_graph.sqlite3"] {
         std::fs::copy(fixture().join("palace").join(f), from.join(f)).unwrap();
     }
+    // 3.11 keeps tunnels.json and hallways.json beside its palace folder (files written by
+    // 3.11 itself, from mempalace-links-json's fixtures).
+    let links =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../mempalace-links-json/tests/fixtures");
+    for f in ["tunnels.json", "hallways.json"] {
+        std::fs::copy(links.join(f), dir.path().join(f)).unwrap();
+    }
     let expected: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture().join("expected.json")).unwrap())
             .unwrap();
@@ -54,6 +61,23 @@ fn a_3_11_palace_migrates_whole_and_searches_alike() {
             .as_str()
             .unwrap()
             .starts_with("copied"),
+        "{report}"
+    );
+    for (key, file) in [("tunnels", "tunnels.json"), ("hallways", "hallways.json")] {
+        assert!(
+            report[key].as_str().unwrap().starts_with("copied"),
+            "{report}"
+        );
+        assert_eq!(
+            std::fs::read(to.join(file)).unwrap(),
+            std::fs::read(links.join(file)).unwrap()
+        );
+    }
+    assert!(
+        report["coordination_log"]
+            .as_str()
+            .unwrap()
+            .starts_with("none"),
         "{report}"
     );
 

@@ -347,6 +347,9 @@ pub trait KnowledgeGraph: Send + Sync {
     /// Facts (of one entity, or all) in order of valid_from, oldest first, undated last.
     async fn timeline(&self, entity: Option<&str>, page: Page) -> Result<Vec<Fact>>;
 
+    /// How many facts the whole timeline (of one entity, or all) holds, over every page.
+    async fn timeline_total(&self, entity: Option<&str>) -> Result<u64>;
+
     /// Counts and predicate histogram.
     async fn stats(&self) -> Result<KgStats>;
 

@@ -1037,10 +1037,14 @@ impl Palace {
                 },
             )
             .await?;
+        let total = self.kg.timeline_total(entity).await?;
         Ok(KgTimeline {
             entity: entity.unwrap_or("all").to_string(),
             count: timeline.len(),
             timeline,
+            total,
+            offset: page.offset,
+            limit,
         })
     }
 

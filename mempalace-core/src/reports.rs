@@ -436,8 +436,14 @@ pub struct KgTimeline {
     pub entity: String,
     /// Facts in chronological order.
     pub timeline: Vec<Fact>,
-    /// Number of facts.
+    /// Number of facts on this page.
     pub count: usize,
+    /// Number of facts in the whole timeline, over every page.
+    pub total: u64,
+    /// The page's offset.
+    pub offset: usize,
+    /// The page's limit.
+    pub limit: usize,
 }
 
 /// `diary_write` result.

@@ -112,6 +112,22 @@ pub(crate) fn timeline_facts(
     }
 }
 
+/// How many facts the timeline of one entity (or of all, when `entity_id` is None) holds.
+pub(crate) fn timeline_count(conn: &Connection, entity_id: Option<&str>) -> rusqlite::Result<u64> {
+    let count: i64 = match entity_id {
+        Some(id) => conn
+            .prepare_cached(
+                "SELECT COUNT(*) FROM (SELECT rowid FROM triples WHERE subject = ?1
+                    UNION SELECT rowid FROM triples WHERE object = ?1)",
+            )?
+            .query_row(params![id], |r| r.get(0))?,
+        None => conn
+            .prepare_cached("SELECT COUNT(*) FROM triples")?
+            .query_row([], |r| r.get(0))?,
+    };
+    Ok(count.max(0) as u64)
+}
+
 /// Names shorter than this get no candidates (3.11's `_MIN_ENTITY_CANDIDATE_LEN`).
 const MIN_CANDIDATE_LEN: usize = 3;
 

@@ -16,7 +16,8 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use sha2::{Digest, Sha256};
 
 use crate::facts::{
-    entity_candidates, entity_exists, entity_facts, relationship_facts, timeline_facts,
+    entity_candidates, entity_exists, entity_facts, relationship_facts, timeline_count,
+    timeline_facts,
 };
 use crate::schema::{is_read_only, open_read_only, prepare};
 
@@ -477,6 +478,15 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
         let op = "timeline";
         self.read(op, Vec::new(), move |conn| {
             timeline_facts(conn, id.as_deref(), page.limit, page.offset).map_err(sql(op))
+        })
+        .await
+    }
+
+    async fn timeline_total(&self, entity: Option<&str>) -> Result<u64> {
+        let id = entity.map(entity_id);
+        let op = "timeline_total";
+        self.read(op, 0, move |conn| {
+            timeline_count(conn, id.as_deref()).map_err(sql(op))
         })
         .await
     }

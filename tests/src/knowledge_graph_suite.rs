@@ -652,6 +652,9 @@ pub async fn timeline_is_chronological_and_paged<F: KgFactory + ?Sized>(factory:
         .unwrap();
     let paged: Vec<_> = p1.into_iter().chain(p2).chain(p3).collect();
     assert_eq!(paged, all);
+    assert_eq!(kg.timeline_total(None).await.unwrap(), 5);
+    assert_eq!(kg.timeline_total(Some("riley")).await.unwrap(), 4);
+    assert_eq!(kg.timeline_total(Some("nobody")).await.unwrap(), 0);
 }
 
 /// stats counts entities, triples, current and expired, and a predicate histogram;
