@@ -120,6 +120,22 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The wake-up context for a new agent session: L0 (identity.txt) + L1 (the palace's
+    /// essential story), within a token budget counted by the model's tokenizer.
+    WakeUp {
+        /// Only this wing's drawers (a project-specific wake-up).
+        #[arg(long)]
+        wing: Option<String>,
+        /// Most tokens the essential story may take.
+        #[arg(long, default_value_t = mempalace_core::wake_up::DEFAULT_L1_TOKENS)]
+        tokens: usize,
+        /// The identity file [default: the palace's identity.txt, else ~/.mempalace/identity.txt].
+        #[arg(long)]
+        identity: Option<PathBuf>,
+        /// Print the result (text, token counts, drawer ids) as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The knowledge graph.
     #[command(subcommand)]
     Kg(KgCommand),
@@ -368,6 +384,29 @@ async fn run(cli: Cli) -> Result<()> {
                     Status::NoPalace(_) => Default::default(),
                 };
                 print!("{}", render::status(&status, &taxonomy));
+            }
+        }
+        Command::WakeUp {
+            wing,
+            tokens,
+            identity,
+            json,
+        } => {
+            let request = mempalace_core::wake_up::WakeUpRequest {
+                wing: wing.clone(),
+                l1_tokens: tokens,
+                identity_path: identity,
+            };
+            let woken = palace.wake_up(&request).await?;
+            if json {
+                print_json(&woken)?;
+            } else {
+                println!(
+                    "Wake-up text ({} tokens, {}):",
+                    woken.tokens, woken.token_counter
+                );
+                println!("{}", "=".repeat(50));
+                println!("{}", render::terminal_safe_block(&woken.text));
             }
         }
         Command::Kg(cmd) => kg(&palace, cmd).await?,

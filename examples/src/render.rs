@@ -16,6 +16,15 @@ pub fn terminal_safe(text: &str) -> Cow<'_, str> {
     escape_controls(text, |_| false)
 }
 
+/// Multi-line text for the terminal: line breaks and tabs kept, every other control
+/// character escaped.
+pub fn terminal_safe_block(text: &str) -> String {
+    text.lines()
+        .map(|l| terminal_safe_line(l).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// One line of drawer text for the terminal: tabs kept, every other control character escaped.
 fn terminal_safe_line(line: &str) -> Cow<'_, str> {
     escape_controls(line, |c| c == '\t')

@@ -15,4 +15,11 @@ pub trait Embedder: Send + Sync {
 
     /// Embeds a batch of texts; the result has one vector per text, in order.
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>>;
+
+    /// How many tokens the model's own tokenizer makes of each text (no special tokens, no
+    /// truncation), in order; `None` when this embedder has no tokenizer to ask.
+    async fn count_tokens(&self, texts: &[String]) -> Result<Option<Vec<usize>>> {
+        let _ = texts;
+        Ok(None)
+    }
 }

@@ -77,4 +77,8 @@ impl Embedder for LazyEmbedder {
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         self.warm_up().await?.embed(texts).await
     }
+
+    async fn count_tokens(&self, texts: &[String]) -> Result<Option<Vec<usize>>> {
+        self.warm_up().await?.count_tokens(texts).await
+    }
 }

@@ -36,6 +36,7 @@ pub mod similarity;
 pub mod temporal;
 pub mod validation;
 pub mod vector_store;
+pub mod wake_up;
 pub mod write_lock;
 
 pub use drawer::{AddedBy, Drawer, DrawerMetadata};

@@ -36,6 +36,7 @@ mod drawer_update;
 mod graph_ops;
 mod reconnect;
 mod source_cleanup;
+mod wake_up_ops;
 
 pub use checkpoint::{Checkpoint, CheckpointDiary, CheckpointItem, CheckpointReport};
 pub use coordination_ops::{MeshPeers, MeshReplica};

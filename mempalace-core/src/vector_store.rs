@@ -132,6 +132,59 @@ pub trait VectorStore: Send + Sync {
     /// Drawers matching `filter`, ordered by id, one page at a time.
     async fn list(&self, filter: &DrawerFilter, page: Page) -> Result<Vec<Drawer>>;
 
+    /// The `limit` most recently filed drawers matching `filter`, newest first (ties by id).
+    /// The default pages through [`VectorStore::list`] keeping only the newest; a backend
+    /// that can order by filing time itself should answer directly.
+    async fn recent(&self, filter: &DrawerFilter, limit: usize) -> Result<Vec<Drawer>> {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        /// Drawers read per page.
+        const PAGE: usize = 1000;
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut newest: BinaryHeap<Reverse<(String, Reverse<String>, usize)>> = BinaryHeap::new();
+        let mut kept: std::collections::HashMap<usize, Drawer> = Default::default();
+        let (mut offset, mut seq) = (0, 0usize);
+        loop {
+            let page = self
+                .list(
+                    filter,
+                    Page {
+                        offset,
+                        limit: PAGE,
+                    },
+                )
+                .await?;
+            let done = page.len() < PAGE;
+            offset += page.len();
+            for d in page {
+                newest.push(Reverse((
+                    d.metadata.filed_at.clone(),
+                    Reverse(d.id.clone()),
+                    seq,
+                )));
+                kept.insert(seq, d);
+                seq += 1;
+                if newest.len() > limit
+                    && let Some(Reverse((_, _, dropped))) = newest.pop()
+                {
+                    kept.remove(&dropped);
+                }
+            }
+            if done {
+                break;
+            }
+        }
+        let mut order: Vec<(String, Reverse<String>, usize)> =
+            newest.into_iter().map(|Reverse(k)| k).collect();
+        order.sort_by(|a, b| b.cmp(a));
+        Ok(order
+            .into_iter()
+            .filter_map(|(_, _, i)| kept.remove(&i))
+            .collect())
+    }
+
     /// Brings upkeep that writes defer up to date (compaction, an index now due by size), so
     /// the next reads are fast; called after bulk filing. A no-op where nothing is deferred.
     async fn settle(&self) -> Result<()> {

@@ -28,6 +28,8 @@ pub const DEFAULT_BATCH_SIZE: usize = 32;
 struct Model {
     encoder: Encoder,
     tokenizer: Tokenizer,
+    /// The same tokenizer without truncation, for counting tokens of whole texts.
+    counter: Tokenizer,
     dimension: usize,
 }
 
@@ -66,6 +68,11 @@ impl MiniLmEmbedder {
         let tokenizer_path = dir.join("tokenizer.json");
         let mut tokenizer =
             Tokenizer::from_file(&tokenizer_path).map_err(|e| load_error(&tokenizer_path, e))?;
+        let mut counter = tokenizer.clone();
+        counter
+            .with_truncation(None)
+            .map_err(|e| load_error(&tokenizer_path, e))?;
+        counter.with_padding(None::<PaddingParams>);
         // tokenizer.json ships with truncation and padding at 128; sentence-transformers
         // truncates at 256 and pads per batch, which is what we do.
         tokenizer
@@ -87,6 +94,7 @@ impl MiniLmEmbedder {
             model: Arc::new(Model {
                 encoder,
                 tokenizer,
+                counter,
                 dimension,
             }),
             batch_size: DEFAULT_BATCH_SIZE,
@@ -211,5 +219,18 @@ impl mempalace_core::Embedder for MiniLmEmbedder {
                 mempalace_core::PalaceError::Embedder(format!("embedding thread failed: {e}"))
             })?
             .map_err(Into::into)
+    }
+
+    async fn count_tokens(&self, texts: &[String]) -> mempalace_core::Result<Option<Vec<usize>>> {
+        let mut counts = Vec::with_capacity(texts.len());
+        for text in texts {
+            let encoding = self
+                .model
+                .counter
+                .encode(text.as_str(), false)
+                .map_err(|e| mempalace_core::PalaceError::Embedder(format!("tokenizer: {e}")))?;
+            counts.push(encoding.len());
+        }
+        Ok(Some(counts))
     }
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use mempalace_conformance::corpus::{seeded, unit_vectors};
 use mempalace_conformance::hashing_embedder::HashingEmbedder;
+use mempalace_core::wake_up::WakeUpRequest;
 use mempalace_core::{DrawerFilter, Palace, SearchMode, SearchRequest, VectorStore};
 use mempalace_kg_sqlite::SqliteKnowledgeGraph;
 use mempalace_store_lance::{LanceOptions, LanceStore};
@@ -211,9 +212,11 @@ async fn main() {
 
     for n in sizes {
         let dir = tempfile::tempdir().unwrap();
-        let store = LanceStore::open(LanceOptions::new(dir.path().join("lance"), DIM))
-            .await
-            .unwrap();
+        let store = Arc::new(
+            LanceStore::open(LanceOptions::new(dir.path().join("lance"), DIM))
+                .await
+                .unwrap(),
+        );
         let (drawers, vectors) = seeded(2, n, DIM);
         let t = Instant::now();
         for (d, v) in drawers.chunks(5_000).zip(vectors.chunks(5_000)) {
@@ -239,5 +242,27 @@ async fn main() {
             let (p50, p95) = search_latencies(&store, &filter, 100).await;
             println!("| {label} | {n} | p50 {p50:.1} ms, p95 {p95:.1} ms |");
         }
+        // Wake-up: the newest drawers ordered in the store, L1 chosen and fitted to its
+        // budget (token counting excluded: the hashing embedder estimates).
+        let palace = Palace::new(
+            dir.path().join("palace"),
+            Arc::new(HashingEmbedder::new(DIM)),
+            store.clone(),
+            Arc::new(SqliteKnowledgeGraph::in_memory()),
+        )
+        .unwrap();
+        let mut times = Vec::new();
+        for _ in 0..20 {
+            let t = Instant::now();
+            let woken = palace.wake_up(&WakeUpRequest::default()).await.unwrap();
+            times.push(t.elapsed());
+            assert!(!woken.drawer_ids.is_empty());
+        }
+        times.sort();
+        println!(
+            "| wake_up (L0 + L1) | {n} | p50 {:.1} ms, p95 {:.1} ms |",
+            percentile(&times, 0.5),
+            percentile(&times, 0.95)
+        );
     }
 }

@@ -171,6 +171,15 @@ fn utf8<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray> {
         .ok_or_else(|| PalaceError::store("lancedb", "read", format!("column {name} is not utf8")))
 }
 
+/// The ids in a result batch (which must hold the `id` column).
+pub(crate) fn batch_ids(batch: &RecordBatch) -> Result<Vec<String>> {
+    Ok(utf8(batch, "id")?
+        .iter()
+        .flatten()
+        .map(str::to_string)
+        .collect())
+}
+
 /// The drawers in a result batch (which must hold [`DRAWER_COLUMNS`]).
 pub(crate) fn batch_drawers(batch: &RecordBatch) -> Result<Vec<Drawer>> {
     let (id, text, wing, room) = (

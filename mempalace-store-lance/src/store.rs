@@ -27,7 +27,7 @@ use crate::options::LanceOptions;
 use crate::predicate::{filter_predicate, ids_predicate};
 use crate::schema::{
     DISTANCE_COLUMN, DRAWER_COLUMNS, LEXICAL_COLUMNS, NEIGHBOUR_COLUMNS, SCORE_COLUMN, TEXT_COLUMN,
-    batch_drawers, batch_vectors, batch_wing_rooms, drawers_batch, drawers_schema,
+    batch_drawers, batch_ids, batch_vectors, batch_wing_rooms, drawers_batch, drawers_schema,
     vector_dimension,
 };
 
@@ -578,6 +578,39 @@ impl VectorStore for LanceStore {
             out.extend(batch_drawers(&batch)?);
         }
         Ok(out)
+    }
+
+    async fn recent(&self, filter: &DrawerFilter, limit: usize) -> Result<Vec<Drawer>> {
+        let Some(table) = self.existing_table().await? else {
+            return Ok(Vec::new());
+        };
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        // Order the two small columns only, then read the chosen drawers whole.
+        let mut q = table
+            .query()
+            .select(Select::columns(&["id", "filed_at"]))
+            .order_by(Some(vec![
+                ColumnOrdering::desc_nulls_last("filed_at".to_string()),
+                ColumnOrdering::asc_nulls_last("id".to_string()),
+            ]))
+            .limit(limit);
+        if let Some(p) = filter_predicate(filter) {
+            q = q.only_if(p);
+        }
+        let batches: Vec<RecordBatch> = q
+            .execute()
+            .await
+            .map_err(lance_err("recent"))?
+            .try_collect()
+            .await
+            .map_err(lance_err("recent"))?;
+        let mut ids = Vec::new();
+        for batch in &batches {
+            ids.extend(batch_ids(batch)?);
+        }
+        self.get(&ids).await
     }
 
     async fn settle(&self) -> Result<()> {

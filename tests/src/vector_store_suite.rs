@@ -733,3 +733,51 @@ pub async fn id_and_time_filters_are_pushed_down<F: StoreFactory + ?Sized>(
         "before is exclusive"
     );
 }
+
+/// `recent` answers the newest drawers by filing time (ties by id), within the filter, and
+/// nothing from a store not created yet.
+pub async fn recent_is_newest_first_within_the_filter<F: StoreFactory + ?Sized>(
+    factory: &F,
+    _: Ranking,
+) {
+    let fx = factory.create(DIM).await;
+    let s = &fx.store;
+    assert!(s.recent(&DrawerFilter::all(), 5).await.unwrap().is_empty());
+    let times = [
+        "2026-03-01T09:00:00",
+        "2026-05-01T09:00:00",
+        "2026-01-01T09:00:00",
+        "2026-05-01T09:00:00",
+        "2026-04-01T09:00:00",
+        "2026-02-01T09:00:00",
+    ];
+    let drawers: Vec<_> = times
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut d = drawer(
+                &format!("r{i}"),
+                if i % 2 == 0 { "wing_a" } else { "wing_b" },
+                "notes",
+                &format!("note number {i}"),
+            );
+            d.metadata.filed_at = t.to_string();
+            d
+        })
+        .collect();
+    let vectors = unit_vectors(41, drawers.len(), DIM);
+    s.upsert(&drawers, &vectors).await.unwrap();
+    let ids = |v: Vec<mempalace_core::Drawer>| v.into_iter().map(|d| d.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(s.recent(&DrawerFilter::all(), 4).await.unwrap()),
+        vec!["r1", "r3", "r4", "r0"],
+        "newest first, equal times by id"
+    );
+    assert_eq!(
+        ids(s.recent(&DrawerFilter::wing("wing_a"), 10).await.unwrap()),
+        vec!["r4", "r0", "r2"]
+    );
+    assert!(s.recent(&DrawerFilter::all(), 0).await.unwrap().is_empty());
+    let whole = s.recent(&DrawerFilter::all(), 1).await.unwrap();
+    assert_eq!(whole[0].text, "note number 1", "drawers come back whole");
+}

@@ -1,0 +1,94 @@
+//! `wake_up` (L0 + L1) and `recall` (L2) as Palace methods; see [`crate::wake_up`].
+
+use super::Palace;
+use crate::error::Result;
+use crate::filter::DrawerFilter;
+use crate::validation::validate_name;
+use crate::wake_up::{
+    L1_CANDIDATES, L1_MAX_DRAWERS, Layer, WakeUp, WakeUpRequest, choose_essential, essential_text,
+    read_identity,
+};
+
+impl Palace {
+    /// Token counts of `texts` by the embedder's tokenizer, or estimated (4 characters a
+    /// token) when it has none; the second value says which.
+    async fn tokens_of(&self, texts: &[String]) -> Result<(Vec<usize>, &'static str)> {
+        match self.embedder.count_tokens(texts).await? {
+            Some(counts) => Ok((counts, "tokenizer")),
+            None => Ok((
+                texts
+                    .iter()
+                    .map(|t| t.chars().count().div_ceil(4))
+                    .collect(),
+                "estimate",
+            )),
+        }
+    }
+
+    /// The wake-up context for a new session: L0 (identity) + L1 (the palace's essential
+    /// story: drawers chosen among the newest, rooms taking turns, within
+    /// `request.l1_tokens` by the embedder's tokenizer).
+    pub async fn wake_up(&self, request: &WakeUpRequest) -> Result<WakeUp> {
+        if let Some(w) = &request.wing {
+            validate_name("wing", w)?;
+        }
+        let (identity, identity_source) =
+            read_identity(request.identity_path.as_deref(), &self.path);
+        let newest = if self.store.exists().await? {
+            let filter = match &request.wing {
+                Some(w) => DrawerFilter::wing(w.clone()),
+                None => DrawerFilter::all(),
+            };
+            self.store.recent(&filter, L1_CANDIDATES).await?
+        } else {
+            Vec::new()
+        };
+        let chosen = choose_essential(newest, L1_MAX_DRAWERS);
+        // Keep drawers in the chosen order while the whole of L1 stays in the budget.
+        let mut shown = vec![false; chosen.len()];
+        let mut essential = essential_text(&chosen, &shown);
+        let (mut l1_tokens, mut counter) = {
+            let (c, how) = self.tokens_of(std::slice::from_ref(&essential)).await?;
+            (c[0], how)
+        };
+        for i in 0..chosen.len() {
+            shown[i] = true;
+            let candidate = essential_text(&chosen, &shown);
+            let (c, how) = self.tokens_of(std::slice::from_ref(&candidate)).await?;
+            counter = how;
+            if c[0] > request.l1_tokens {
+                shown[i] = false;
+                continue;
+            }
+            essential = candidate;
+            l1_tokens = c[0];
+        }
+        let text = format!("{identity}\n\n{essential}");
+        let (counts, _) = self.tokens_of(&[identity.clone(), text.clone()]).await?;
+        let drawer_ids = chosen
+            .iter()
+            .zip(&shown)
+            .filter(|(_, s)| **s)
+            .map(|(d, _)| d.id.clone())
+            .collect();
+        Ok(WakeUp {
+            tokens: counts[1],
+            text,
+            identity: Layer {
+                text: identity,
+                tokens: counts[0],
+            },
+            identity_source,
+            essential: Layer {
+                text: essential,
+                tokens: l1_tokens,
+            },
+            drawer_ids,
+            l1_budget: request.l1_tokens,
+            token_counter: match counter {
+                "tokenizer" => format!("{} tokenizer", self.embedder.model_name()),
+                _ => "estimate (4 characters a token)".into(),
+            },
+        })
+    }
+}
