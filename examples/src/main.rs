@@ -136,6 +136,22 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// AAAK summaries of a wing's or room's drawers (MemPalace 3.11's dialect), with the
+    /// tokens they save; entity codes from the palace's entities.json when present.
+    Compress {
+        /// Only this wing.
+        #[arg(long)]
+        wing: Option<String>,
+        /// Only this room.
+        #[arg(long)]
+        room: Option<String>,
+        /// Most drawers to summarise.
+        #[arg(long, default_value_t = 1000)]
+        limit: usize,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The knowledge graph.
     #[command(subcommand)]
     Kg(KgCommand),
@@ -407,6 +423,32 @@ async fn run(cli: Cli) -> Result<()> {
                 );
                 println!("{}", "=".repeat(50));
                 println!("{}", render::terminal_safe_block(&woken.text));
+            }
+        }
+        Command::Compress {
+            wing,
+            room,
+            limit,
+            json,
+        } => {
+            let report = palace
+                .compress(wing.as_deref(), room.as_deref(), limit)
+                .await?;
+            if json {
+                print_json(&report)?;
+            } else {
+                for d in &report.drawers {
+                    println!("{}", render::terminal_safe_block(&d.aaak));
+                }
+                println!(
+                    "\n{} drawer(s): {} tokens of text → {} tokens of AAAK ({}×, {}; entity codes: {})",
+                    report.drawers.len(),
+                    report.original_tokens,
+                    report.aaak_tokens,
+                    report.size_ratio,
+                    report.token_counter,
+                    render::terminal_safe(&report.entity_codes)
+                );
             }
         }
         Command::Kg(cmd) => kg(&palace, cmd).await?,

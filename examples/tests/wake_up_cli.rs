@@ -77,6 +77,40 @@ fn wake_up_keeps_its_budget_by_the_model_tokenizer() {
     }
     assert!(woken["essential"]["tokens"].as_u64().unwrap() <= 800);
 
+    // AAAK summaries of the same drawers, sized by the same tokenizer.
+    let out = Command::new(env!("CARGO_BIN_EXE_mempalace"))
+        .arg("--palace")
+        .arg(&palace)
+        .args(["compress", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let drawers = report["drawers"].as_array().unwrap();
+    assert_eq!(drawers.len(), 3, "{report}");
+    assert_eq!(report["token_counter"], "all-MiniLM-L6-v2 tokenizer");
+    let decisions = drawers
+        .iter()
+        .map(|d| d["aaak"].as_str().unwrap())
+        .find(|a| {
+            a.contains("|decisions\n0:")
+                || a.contains(
+                    "|decisions
+0:",
+                )
+        })
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(decisions.contains("DECISION"), "{decisions}");
+    let sum: u64 = drawers
+        .iter()
+        .map(|d| d["aaak_tokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(report["aaak_tokens"].as_u64().unwrap(), sum);
+
     let tight = wake_up(&palace, &["--tokens", "40"]);
     let tokens = tight["essential"]["tokens"].as_u64().unwrap();
     assert!((1..=40).contains(&tokens), "{tight}");

@@ -12,6 +12,7 @@
 //!
 //! [`MemoryStore`] is the exact in-process reference `VectorStore`.
 
+pub mod aaak;
 pub mod agent_hooks;
 pub mod chunking;
 pub mod coordination;

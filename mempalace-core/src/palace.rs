@@ -29,6 +29,7 @@ use crate::validation::{
 use crate::vector_store::{Page, RoomCount, VectorStore};
 use crate::write_lock::{FileWriteLock, WriteLock};
 
+mod aaak_ops;
 mod checkpoint;
 mod coordination_ops;
 mod drawer_batches;
@@ -38,6 +39,7 @@ mod reconnect;
 mod source_cleanup;
 mod wake_up_ops;
 
+pub use aaak_ops::{CompressReport, CompressedDrawer, ENTITY_CODES_FILE};
 pub use checkpoint::{Checkpoint, CheckpointDiary, CheckpointItem, CheckpointReport};
 pub use coordination_ops::{MeshPeers, MeshReplica};
 pub use drawer_batches::{BULK_MAX_IDS, DrawerBatch, DrawersDeleted};

@@ -12,7 +12,7 @@ use crate::wake_up::{
 impl Palace {
     /// Token counts of `texts` by the embedder's tokenizer, or estimated (4 characters a
     /// token) when it has none; the second value says which.
-    async fn tokens_of(&self, texts: &[String]) -> Result<(Vec<usize>, &'static str)> {
+    pub(super) async fn tokens_of(&self, texts: &[String]) -> Result<(Vec<usize>, &'static str)> {
         match self.embedder.count_tokens(texts).await? {
             Some(counts) => Ok((counts, "tokenizer")),
             None => Ok((
