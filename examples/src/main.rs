@@ -23,8 +23,27 @@ use mempalace_core::{Direction, NewTriple, Page, Palace, SearchMode, SearchReque
 /// facts with time validity live in a knowledge graph. Start with `mempalace init <dir>` and
 /// `mempalace mine <dir>`, then `mempalace search "..."`, or register `mempalace mcp` with
 /// your AI client.
+/// `mempalace --version`: the version, then what this binary was built with.
+macro_rules! version_text {
+    ($kernels:literal) => {
+        concat!(
+            env!("CARGO_PKG_VERSION"),
+            "\nvector stores: lancedb (embedded, default), qdrant (gRPC)",
+            "\nknowledge graph: sqlite (MemPalace 3.11's file format)",
+            "\nembedder: all-MiniLM-L6-v2 on candle (",
+            $kernels,
+            ")\nMCP transports: stdio, streamable HTTP (TLS: rustls)",
+            "\nimports: MemPalace 3.11 palaces (ChromaDB)"
+        )
+    };
+}
+#[cfg(feature = "openblas")]
+const VERSION: &str = version_text!("OpenBLAS kernels");
+#[cfg(not(feature = "openblas"))]
+const VERSION: &str = version_text!("pure-Rust kernels");
+
 #[derive(Parser)]
-#[command(name = "mempalace", version, about, long_about)]
+#[command(name = "mempalace", version = VERSION, about, long_about)]
 struct Cli {
     #[command(flatten)]
     stack: StackArgs,
@@ -155,8 +174,9 @@ enum Command {
     /// The knowledge graph.
     #[command(subcommand)]
     Kg(KgCommand),
-    /// Serve the palace to an AI client over MCP (stdio).
-    Mcp,
+    /// Serve the palace to AI clients over MCP: stdio (one client) or streamable HTTP at
+    /// /mcp (many clients; bearer token from MEMPALACE_MCP_HTTP_TOKEN or a file).
+    Mcp(McpArgs),
     /// Bring a MemPalace 3.11 (Python, ChromaDB) palace into this one (--palace): drawers
     /// keep their ids and metadata and are embedded again; the knowledge graph is copied.
     /// Re-running finishes an interrupted migration without duplicates.
@@ -170,6 +190,107 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// How `mcp` talks to its clients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Transport {
+    /// JSON-RPC over stdin/stdout: the AI client starts the server.
+    Stdio,
+    /// MCP streamable HTTP at /mcp: clients connect to a running server.
+    Http,
+}
+
+/// The options of `mcp` (3.11's names where 3.11 has them).
+#[derive(Args)]
+struct McpArgs {
+    /// stdio (one client that starts the server) or http (a shared server).
+    #[arg(long, value_enum, default_value = "stdio")]
+    transport: Transport,
+    /// Address to bind with --transport http; anything but loopback requires a token.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// Port to bind with --transport http (0: any free port).
+    #[arg(long, default_value_t = 8765)]
+    port: u16,
+    /// File holding the bearer token clients must send (else $MEMPALACE_MCP_HTTP_TOKEN_FILE,
+    /// else $MEMPALACE_MCP_HTTP_TOKEN). Never pass the token itself on the command line.
+    #[arg(long, value_name = "PATH")]
+    token_file: Option<PathBuf>,
+    /// PEM certificate to serve HTTPS with (needs --tls-key).
+    #[arg(
+        long,
+        env = "MEMPALACE_MCP_TLS_CERT",
+        value_name = "PATH",
+        requires = "tls_key"
+    )]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(
+        long,
+        env = "MEMPALACE_MCP_TLS_KEY",
+        value_name = "PATH",
+        requires = "tls_cert"
+    )]
+    tls_key: Option<PathBuf>,
+    /// Serve recall only: tools that change state are not listed and are refused.
+    #[arg(
+        long,
+        env = "MEMPALACE_MCP_READ_ONLY",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
+    read_only: bool,
+    /// A Host header value to accept (repeatable); default: loopback names on loopback, any
+    /// host elsewhere (the token guards).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
+    /// Largest request body in bytes (413 beyond).
+    #[arg(long, default_value_t = 16 * 1024 * 1024)]
+    max_body_bytes: usize,
+    /// Most HTTP requests handled at once (503 beyond).
+    #[arg(long, default_value_t = 256)]
+    max_requests_in_flight: usize,
+    /// Seconds a read tool may run, and a request body may take to arrive.
+    #[arg(long, default_value_t = 120)]
+    request_timeout: u64,
+    /// Seconds a client has to send its request headers (and finish a TLS handshake).
+    #[arg(long, default_value_t = 10)]
+    header_timeout: u64,
+    /// Seconds after which an idle MCP session is closed.
+    #[arg(long, default_value_t = 300)]
+    session_idle: u64,
+}
+
+impl McpArgs {
+    /// The HTTP server's options, with the token from a file or the environment.
+    async fn http_options(&self) -> Result<mcp::HttpOptions> {
+        let bind = tokio::net::lookup_host((self.host.as_str(), self.port))
+            .await
+            .with_context(|| format!("cannot resolve --host {}", self.host))?
+            .next()
+            .with_context(|| format!("--host {} has no address", self.host))?;
+        Ok(mcp::HttpOptions {
+            bind,
+            token: mcp::http::BearerToken::configured(self.token_file.as_deref())?,
+            tls: match (&self.tls_cert, &self.tls_key) {
+                (Some(cert), Some(key)) => Some(mcp::http::TlsFiles {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                }),
+                _ => None,
+            },
+            allowed_hosts: self.allowed_hosts.clone(),
+            limits: mcp::HttpLimits {
+                max_body_bytes: self.max_body_bytes,
+                max_requests_in_flight: self.max_requests_in_flight,
+                request_timeout: std::time::Duration::from_secs(self.request_timeout.max(1)),
+                header_read_timeout: std::time::Duration::from_secs(self.header_timeout.max(1)),
+                session_idle: std::time::Duration::from_secs(self.session_idle.max(1)),
+                ..mcp::HttpLimits::default()
+            },
+        })
+    }
 }
 
 /// `--mode` of `search`.
@@ -274,7 +395,9 @@ async fn main() {
             tracing_subscriber::EnvFilter::try_from_env("MEMPALACE_LOG")
                 // Lance warns once per process about a future change to its index
                 // statistics, which we do not read: not a user's concern.
-                .unwrap_or_else(|_| "warn,lance::index::vector::ivf=error".into()),
+                .unwrap_or_else(|_| {
+                    "warn,lance::index::vector::ivf=error,mempalace::http::access=info".into()
+                }),
         )
         .init();
     if let Err(e) = run(Cli::parse()).await {
@@ -467,17 +590,40 @@ async fn run(cli: Cli) -> Result<()> {
                 print!("{}", render::migration(&report));
             }
         }
-        Command::Mcp => {
+        Command::Mcp(args) => {
             let warm = Arc::clone(&embedder);
-            mcp::serve_stdio(palace, move || {
+            let warm_up = move || {
                 tokio::spawn(async move {
                     if let Err(e) = warm.warm_up().await {
                         tracing::warn!(error = %e, "model not loaded yet; tools that embed will report it");
                     }
                 });
-            })
-            .await
-            .context("MCP server")?;
+            };
+            match args.transport {
+                Transport::Stdio => {
+                    mcp::serve_stdio(palace, args.read_only, warm_up)
+                        .await
+                        .context("MCP server")?;
+                }
+                Transport::Http => {
+                    let options = args.http_options().await?;
+                    let server = mcp::MemPalaceServer::new(palace).read_only(args.read_only);
+                    let mode = if args.read_only { " (read-only)" } else { "" };
+                    let report = mcp::serve_http(server, options, |url| {
+                        warm_up();
+                        // The one line a supervisor or test reads to find the server.
+                        eprintln!("MemPalace MCP server listening on {url}{mode}");
+                    })
+                    .await?;
+                    if report.calls_unfinished > 0 {
+                        anyhow::bail!(
+                            "shut down with {} tool calls unfinished",
+                            report.calls_unfinished
+                        );
+                    }
+                    eprintln!("MemPalace MCP server stopped; every tool call finished");
+                }
+            }
         }
     }
     Ok(())

@@ -1,4 +1,5 @@
-//! The MemPalace MCP server: JSON-RPC 2.0 over stdio (rmcp), one tool per Palace operation.
+//! The MemPalace MCP server: JSON-RPC 2.0 over stdio or streamable HTTP (rmcp), one tool per
+//! Palace operation.
 //!
 //! Tool names, argument names and payloads match MemPalace 3.11, so existing prompts and
 //! clients work: an unknown tool gets -32601; arguments that do not fit its schema get
@@ -6,9 +7,12 @@
 //! (flagged `isError`); reads of a palace that does not exist answer the no-palace payload.
 
 pub mod answer;
+pub mod call_gate;
+pub mod http;
 pub mod parameters;
 pub mod server;
 pub mod stdio_guard;
 pub mod tools;
 
+pub use http::{HttpLimits, HttpOptions, serve_http};
 pub use server::{MemPalaceServer, serve_stdio};

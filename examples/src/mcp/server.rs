@@ -2,14 +2,18 @@
 //!
 //! The tools themselves live in [`super::tools`], one method each (rmcp's `#[tool]`), with
 //! their arguments beside them. This file holds what every call shares: unknown tools
-//! (-32601), the bound on calls in flight, and a panic inside a tool answered as an internal
-//! error (-32603) rather than a dropped request.
+//! (-32601), read-only mode (-32003, as 3.11), the bound on calls in flight, the time limit of
+//! reads, writes that run to the end even when their client has gone, and a panic inside a
+//! tool answered as an internal error (-32603) rather than a dropped request.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::FutureExt;
-use tokio::sync::Semaphore;
+use serde_json::json;
+
+use super::call_gate::CallGate;
 
 use mempalace_core::agent_hooks::AgentHooks;
 use mempalace_core::{PALACE_PROTOCOL, Palace};
@@ -29,16 +33,23 @@ pub const TOOL_FAILED: ErrorCode = ErrorCode(-32000);
 pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
 /// The JSON-RPC error code of a call naming no tool of this server.
 pub const UNKNOWN_TOOL: ErrorCode = ErrorCode(-32601);
+/// The JSON-RPC error code of a tool refused because the server is read-only (3.11's code).
+pub const READ_ONLY_REFUSED: ErrorCode = ErrorCode(-32003);
 /// Most tool calls one server runs at once; more are refused with an error until one ends.
 pub const MAX_CALLS_IN_FLIGHT: usize = 64;
+/// Tools that wait by design (long polls with their own bounded timeout): the read time
+/// limit does not cut them short.
+const LONG_POLL_TOOLS: &[&str] = &["mempalace_event_wait"];
 
 /// Serves one palace's tools.
 #[derive(Clone)]
 pub struct MemPalaceServer {
     pub(crate) palace: Arc<Palace>,
     pub(crate) hooks: Arc<AgentHooks>,
-    in_flight: Arc<Semaphore>,
+    calls: Arc<CallGate>,
     tools: Arc<ToolRouter<MemPalaceServer>>,
+    read_only: bool,
+    read_time_limit: Option<Duration>,
 }
 
 /// Runs one tool call's future; a panic inside it becomes an internal-error answer (a client
@@ -71,9 +82,31 @@ impl MemPalaceServer {
         MemPalaceServer {
             palace,
             hooks: Arc::new(AgentHooks::default()),
-            in_flight: Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT)),
+            calls: Arc::new(CallGate::new(MAX_CALLS_IN_FLIGHT)),
             tools: Arc::new(super::tools::all()),
+            read_only: false,
+            read_time_limit: None,
         }
+    }
+
+    /// Serves recall only, as 3.11's `--read-only`: tools that change state are left out of
+    /// `tools/list` and refused (-32003) when called by name.
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Cuts a read tool short after `limit` with an error (long polls keep their own bound).
+    /// Writes are never abandoned half-way: they run to the end and answer.
+    pub fn with_read_time_limit(mut self, limit: Duration) -> Self {
+        self.read_time_limit = Some(limit);
+        self
+    }
+
+    /// The gate every tool call passes; closing it ([`CallGate::drain`]) lets the calls in
+    /// flight finish and refuses new ones.
+    pub fn call_gate(&self) -> Arc<CallGate> {
+        Arc::clone(&self.calls)
     }
 
     /// Reads and writes the AI client's hook files at `hooks` instead of the user's own
@@ -83,16 +116,33 @@ impl MemPalaceServer {
         self
     }
 
-    /// Every tool this server offers, with its input schema, sorted by name.
+    /// Every tool this server offers, with its input schema, sorted by name (without the
+    /// write tools when the server is read-only).
     pub fn tools(&self) -> Vec<Tool> {
-        self.tools.list_all()
+        let mut tools = self.tools.list_all();
+        if self.read_only {
+            tools.retain(|t| !changes_state(t));
+        }
+        tools
     }
 
-    /// Whether `name` is a tool that changes the palace (one not marked read-only).
+    /// Whether `name` is a tool that changes state (one not marked read-only).
     pub fn is_write_tool(&self, name: &str) -> bool {
-        self.tools
-            .get(name)
-            .is_some_and(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true))
+        self.tools.get(name).is_some_and(changes_state)
+    }
+}
+
+/// Whether a tool changes state: every tool not annotated `readOnlyHint: true`.
+fn changes_state(tool: &Tool) -> bool {
+    tool.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true)
+}
+
+/// Aborts a spawned read when its caller stops waiting for it.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -117,33 +167,72 @@ impl ServerHandler for MemPalaceServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        if self.tools.get(&name).is_none() {
+        let Some(tool) = self.tools.get(&name) else {
             let shown: String = name.chars().take(200).collect();
             return Err(McpError::new(
                 UNKNOWN_TOOL,
                 format!("Unknown tool: {shown}"),
                 None,
             ));
+        };
+        let writes = changes_state(tool);
+        if writes && self.read_only {
+            return Err(McpError::new(
+                READ_ONLY_REFUSED,
+                "Server is in read-only mode; this tool is disabled",
+                Some(json!({ "tool": name })),
+            ));
         }
-        let _permit = self.in_flight.try_acquire().map_err(|_| {
-            McpError::new(
-                TOOL_FAILED,
-                format!(
-                    "server busy: {MAX_CALLS_IN_FLIGHT} tool calls are in flight; retry when one has answered"
-                ),
+        let permit = self
+            .calls
+            .enter()
+            .map_err(|refused| McpError::new(TOOL_FAILED, refused.to_string(), None))?;
+        // The call runs in its own task holding the permit: a write finishes (and a drain
+        // waits for it) even when the client disconnects or its session is torn down.
+        let server = self.clone();
+        let tool_name = name.clone();
+        let call = tokio::spawn(async move {
+            let _permit = permit;
+            let call = ToolCallContext::new(&server, request, context);
+            answer_even_on_panic(&tool_name, server.tools.call(call)).await
+        });
+        let joined = if writes {
+            call.await
+        } else {
+            let _abort_if_abandoned = AbortOnDrop(call.abort_handle());
+            match self.read_time_limit {
+                Some(limit) if !LONG_POLL_TOOLS.contains(&name.as_str()) => {
+                    match tokio::time::timeout(limit, call).await {
+                        Ok(joined) => joined,
+                        Err(_) => {
+                            return Err(McpError::new(
+                                TOOL_FAILED,
+                                format!("{name} timed out after {} s", limit.as_secs_f64()),
+                                None,
+                            ));
+                        }
+                    }
+                }
+                _ => call.await,
+            }
+        };
+        joined.unwrap_or_else(|e| {
+            Err(McpError::new(
+                INTERNAL_ERROR,
+                format!("internal error in {name}: {e}"),
                 None,
-            )
-        })?;
-        let call = ToolCallContext::new(self, request, context);
-        answer_even_on_panic(&name, self.tools.call(call)).await
+            ))
+        })
     }
 }
 
-/// Serves `palace` over stdin/stdout until the client disconnects. `on_ready` runs once the
-/// client's `initialize` has been answered (start loading the model there). Lines that are
-/// not JSON are answered with a parse error by [`super::stdio_guard`].
+/// Serves `palace` over stdin/stdout until the client disconnects (recall only when
+/// `read_only`). `on_ready` runs once the client's `initialize` has been answered (start
+/// loading the model there). Lines that are not JSON are answered with a parse error by
+/// [`super::stdio_guard`].
 pub async fn serve_stdio(
     palace: Arc<Palace>,
+    read_only: bool,
     on_ready: impl FnOnce() + Send,
 ) -> anyhow::Result<()> {
     let (server_side, proxy_side) = tokio::io::duplex(1 << 20);
@@ -156,6 +245,7 @@ pub async fn serve_stdio(
     ));
     let (server_read, server_write) = tokio::io::split(server_side);
     match MemPalaceServer::new(palace)
+        .read_only(read_only)
         .serve((server_read, server_write))
         .await
     {

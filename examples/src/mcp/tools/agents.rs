@@ -41,7 +41,9 @@ impl MemPalaceServer {
     }
 
     /// Force reconnect to the palace database. Use after external scripts or CLI commands modified the palace directly.
-    #[tool(name = "mempalace_reconnect")]
+    // Marked read-only as 3.11 treats it: it reopens handles and changes no memory, and a
+    // read-only server needs it to see other writers' changes.
+    #[tool(name = "mempalace_reconnect", annotations(read_only_hint = true))]
     async fn reconnect(&self, Parameters(_): Parameters<NoArgs>) -> ToolAnswer {
         read(self.palace.reconnect().await)
     }

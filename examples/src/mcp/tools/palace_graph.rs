@@ -139,7 +139,7 @@ impl MemPalaceServer {
     }
 
     /// List all explicit cross-wing tunnels. Optionally filter by wing.
-    #[tool(name = "mempalace_list_tunnels")]
+    #[tool(name = "mempalace_list_tunnels", annotations(read_only_hint = true))]
     async fn list_tunnels(&self, Parameters(a): Parameters<ListTunnelsArgs>) -> ToolAnswer {
         write(self.palace.list_tunnels(a.wing.as_deref()).await)
     }
@@ -151,7 +151,7 @@ impl MemPalaceServer {
     }
 
     /// List within-wing hallway records (entity-to-entity co-occurrence links), strongest first, paged. Optionally filter by wing. Returns {hallways, total, count, offset, limit}.
-    #[tool(name = "mempalace_list_hallways")]
+    #[tool(name = "mempalace_list_hallways", annotations(read_only_hint = true))]
     async fn list_hallways(&self, Parameters(a): Parameters<ListHallwaysArgs>) -> ToolAnswer {
         write(
             self.palace
@@ -167,7 +167,7 @@ impl MemPalaceServer {
     }
 
     /// Follow tunnels from a room to see what it connects to in other wings. Returns connected rooms with drawer previews.
-    #[tool(name = "mempalace_follow_tunnels")]
+    #[tool(name = "mempalace_follow_tunnels", annotations(read_only_hint = true))]
     async fn follow_tunnels(&self, Parameters(a): Parameters<FollowTunnelsArgs>) -> ToolAnswer {
         read(self.palace.follow_tunnels(&a.wing, &a.room).await)
     }
