@@ -11,6 +11,7 @@
 mod maintenance;
 mod options;
 mod predicate;
+mod room_count_cache;
 mod schema;
 mod store;
 

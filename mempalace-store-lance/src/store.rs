@@ -25,6 +25,7 @@ use tokio::sync::{Mutex, OnceCell};
 use crate::maintenance::{self, MaintenanceReport};
 use crate::options::LanceOptions;
 use crate::predicate::{filter_predicate, ids_predicate};
+use crate::room_count_cache::RoomCountCache;
 use crate::schema::{
     DISTANCE_COLUMN, DRAWER_COLUMNS, LEXICAL_COLUMNS, NEIGHBOUR_COLUMNS, SCORE_COLUMN, TEXT_COLUMN,
     batch_drawers, batch_ids, batch_vectors, batch_wing_rooms, drawers_batch, drawers_schema,
@@ -52,6 +53,8 @@ pub(crate) struct Shared {
     /// Set once the ANN index on the vector column is known to exist (indexes are never
     /// dropped, so a query need not list them again).
     vector_index: std::sync::atomic::AtomicBool,
+    /// Room counts of the latest table version seen.
+    room_counts: RoomCountCache,
 }
 
 /// A palace's drawers in an embedded LanceDB table. Cheap to clone; safe to share between
@@ -82,6 +85,7 @@ impl LanceStore {
                 maintenance: Mutex::new(()),
                 text_index: std::sync::atomic::AtomicBool::new(false),
                 vector_index: std::sync::atomic::AtomicBool::new(false),
+                room_counts: RoomCountCache::default(),
             }),
         };
         store.existing_table().await?;
@@ -547,20 +551,29 @@ impl VectorStore for LanceStore {
         let Some(table) = self.existing_table().await? else {
             return Ok(Vec::new());
         };
+        // The version check is the read of the latest commit every query makes anyway; an
+        // unchanged table answers from memory.
+        let version = table.version().await.map_err(lance_err("room_counts"))?;
+        let predicate = filter_predicate(filter);
+        if let Some(counts) = self.shared.room_counts.get(version, &predicate) {
+            return Ok(counts);
+        }
         let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
         // Only the two columns are read, never the vectors.
         for batch in self
-            .scan(table, filter_predicate(filter), &["wing", "room"], None)
+            .scan(table, predicate.clone(), &["wing", "room"], None)
             .await?
         {
             for key in batch_wing_rooms(&batch)? {
                 *counts.entry(key).or_default() += 1;
             }
         }
-        Ok(counts
+        let counts: Vec<RoomCount> = counts
             .into_iter()
             .map(|((wing, room), count)| RoomCount { wing, room, count })
-            .collect())
+            .collect();
+        self.shared.room_counts.put(version, predicate, &counts);
+        Ok(counts)
     }
 
     async fn list(&self, filter: &DrawerFilter, page: Page) -> Result<Vec<Drawer>> {
