@@ -4,6 +4,11 @@
 
 use std::time::Duration;
 
+#[path = "support/palace_processes.rs"]
+mod palace_processes;
+
+use palace_processes::fact;
+
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
@@ -552,4 +557,32 @@ async fn thousands_of_generated_bad_requests_are_answered_and_change_nothing() {
         .unwrap()
         .unwrap();
     assert!(exit.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_asked_for_just_before_the_client_hangs_up_are_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let palace = dir.path().join("palace");
+    let mut s = Server::start(&palace).await;
+    // Forty writes, then stdin closes before any answer has been read.
+    const WRITES: u64 = 40;
+    for id in 1..=WRITES {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "mempalace_add_drawer",
+            "arguments": {"wing": "wing_ops", "room": "notes", "content": fact(7_000 + id)}}});
+        s.send_line(&request.to_string()).await;
+    }
+    let Server {
+        mut child, stdin, ..
+    } = s;
+    drop(stdin);
+    let exit = tokio::time::timeout(Duration::from_secs(120), child.wait())
+        .await
+        .expect("the server exits once its client has gone")
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+    // Every write the client asked for is in the palace.
+    let mut again = Server::start(&palace).await;
+    let status = again.tool_result(100, "mempalace_status", json!({})).await;
+    assert_eq!(status["total_drawers"], WRITES, "{status}");
 }

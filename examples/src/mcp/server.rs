@@ -37,6 +37,8 @@ pub const UNKNOWN_TOOL: ErrorCode = ErrorCode(-32601);
 pub const READ_ONLY_REFUSED: ErrorCode = ErrorCode(-32003);
 /// Most tool calls one server runs at once; more are refused with an error until one ends.
 pub const MAX_CALLS_IN_FLIGHT: usize = 64;
+/// How long a stdio server whose client has gone waits for the tool calls still running.
+const STDIO_DRAIN: Duration = Duration::from_secs(60);
 /// Tools that wait by design (long polls with their own bounded timeout): the read time
 /// limit does not cut them short.
 const LONG_POLL_TOOLS: &[&str] = &["mempalace_event_wait"];
@@ -244,17 +246,20 @@ pub async fn serve_stdio(
         to_server,
     ));
     let (server_read, server_write) = tokio::io::split(server_side);
-    match MemPalaceServer::new(palace)
-        .read_only(read_only)
-        .serve((server_read, server_write))
-        .await
-    {
+    let server = MemPalaceServer::new(palace).read_only(read_only);
+    let calls = server.call_gate();
+    match server.serve((server_read, server_write)).await {
         Ok(service) => {
             on_ready();
             service.waiting().await?;
         }
         // A client that disconnects before initializing is not an error of ours.
         Err(e) => tracing::info!(error = %e, "client left before initialize"),
+    }
+    // A client may hang up with writes still running: they finish before the process ends.
+    let unfinished = calls.drain(STDIO_DRAIN).await;
+    if unfinished > 0 {
+        tracing::warn!(unfinished, "tool calls still running at exit");
     }
     guard.await??;
     Ok(())
