@@ -5,6 +5,7 @@
 //! ([`stack`]), mining a project folder ([`mine`]) and serving a palace over MCP ([`mcp`]).
 
 pub mod init;
+pub mod malloc_arenas;
 pub mod mcp;
 pub mod migrate;
 pub mod mine;
