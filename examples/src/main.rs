@@ -15,7 +15,9 @@ use mempalace_cli::stack::{StackOptions, create_palace, lazy_minilm, open_palace
 use mempalace_cli::{mcp, render};
 use mempalace_core::knowledge_graph::Supersede;
 use mempalace_core::reports::Status;
-use mempalace_core::{Direction, NewTriple, Page, Palace, SearchMode, SearchRequest};
+use mempalace_core::{
+    CandidateSource, Direction, NewTriple, Page, Palace, SearchMode, SearchRequest,
+};
 
 /// MemPalace: a memory palace for AI agents.
 ///
@@ -123,6 +125,10 @@ enum Command {
         /// Channels: hybrid (meaning and words, fused), vector (meaning) or lexical (words).
         #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
         mode: ModeArg,
+        /// Hybrid candidates: union (nearest by meaning and best by words) or vector (nearest
+        /// by meaning only, as MemPalace 3.11); default: the palace's ranking.
+        #[arg(long, value_enum)]
+        candidates: Option<CandidatesArg>,
         /// Only drawers filed at or after this ISO date or date-time.
         #[arg(long)]
         since: Option<String>,
@@ -304,6 +310,24 @@ enum ModeArg {
     Lexical,
 }
 
+/// `--candidates` of `search`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CandidatesArg {
+    /// The nearest drawers by meaning and the best by words.
+    Union,
+    /// The nearest drawers by meaning only.
+    Vector,
+}
+
+impl From<CandidatesArg> for CandidateSource {
+    fn from(c: CandidatesArg) -> Self {
+        match c {
+            CandidatesArg::Union => CandidateSource::Union,
+            CandidatesArg::Vector => CandidateSource::Vector,
+        }
+    }
+}
+
 impl From<ModeArg> for SearchMode {
     fn from(m: ModeArg) -> Self {
         match m {
@@ -405,6 +429,9 @@ fn main() {
 async fn async_main() {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // Each span enabled by MEMPALACE_LOG (e.g. `mempalace_core=debug`) logs its time when
+        // it closes: a per-call profile of the tool, the palace, the store and the embedder.
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("MEMPALACE_LOG")
                 // Lance warns once per process about a future change to its index
@@ -511,11 +538,13 @@ async fn run(cli: Cli) -> Result<()> {
             room,
             limit,
             mode,
+            candidates,
             since,
             before,
             json,
         } => {
             let mut request = SearchRequest::new(query).limit(limit).mode(mode.into());
+            request.candidates = candidates.map(Into::into);
             request.wing = wing;
             request.room = room;
             request.since = since;

@@ -179,11 +179,23 @@ pub const VECTOR_WEIGHT_ENV: &str = "MEMPALACE_HYBRID_VECTOR_WEIGHT";
 /// See [`VECTOR_WEIGHT_ENV`].
 pub const LEXICAL_WEIGHT_ENV: &str = "MEMPALACE_HYBRID_BM25_WEIGHT";
 
-/// The hybrid search weights: [`Fusion::default`], or the weights set in
-/// `MEMPALACE_HYBRID_VECTOR_WEIGHT` / `MEMPALACE_HYBRID_BM25_WEIGHT` (as MemPalace 3.11 reads
-/// them; non-negative numbers, not both zero).
+/// Selects a ranking by name: `default`, or `mempalace-3.11` for [`Fusion::mempalace_3_11`].
+pub const RANKING_ENV: &str = "MEMPALACE_RANKING";
+
+/// The hybrid ranking: [`Fusion::default`] or the one `MEMPALACE_RANKING` names, with the
+/// weights set in `MEMPALACE_HYBRID_VECTOR_WEIGHT` / `MEMPALACE_HYBRID_BM25_WEIGHT` (as
+/// MemPalace 3.11 reads them; non-negative numbers, not both zero).
 pub fn fusion_from_env() -> Result<Fusion> {
-    let mut fusion = Fusion::default();
+    let mut fusion = match std::env::var(RANKING_ENV) {
+        Err(_) => Fusion::default(),
+        Ok(v) => match v.trim() {
+            "" | "default" => Fusion::default(),
+            "mempalace-3.11" => Fusion::mempalace_3_11(),
+            other => anyhow::bail!(
+                "{RANKING_ENV}={other:?} is not a ranking (default or mempalace-3.11)"
+            ),
+        },
+    };
     let read = |name: &str| -> Result<Option<f64>> {
         match std::env::var(name) {
             Ok(v) if !v.trim().is_empty() => {

@@ -2,11 +2,14 @@
 //!
 //! Terms are runs of letters and digits (Unicode), lower-cased, of at least two characters
 //! (MemPalace's `\w{2,}`, without `_`), except that each CJK ideograph, kana or hangul
-//! syllable is a term of its own (those scripts put no spaces between words). Nothing is
-//! stemmed. Every backend's lexical index and the fusion in [`crate::retrieval`] use these
-//! rules, so a term matches the same way everywhere.
+//! syllable is a term of its own (those scripts put no spaces between words). The reference
+//! store's lexical index splits text this way; the fusion in [`crate::retrieval`] starts from
+//! these terms and may drop stop words and stem them ([`crate::term_rules`]), as LanceDB's and
+//! Qdrant's own indexes do.
 
 use std::collections::{HashMap, HashSet};
+
+use crate::term_rules::{TermMaker, TermRules};
 
 /// BM25 term-frequency saturation (MemPalace 3.11 uses 1.5).
 pub const BM25_K1: f64 = 1.5;
@@ -85,9 +88,16 @@ pub fn term_weight(tf: usize, length: usize, average_length: f64) -> f64 {
 }
 
 /// BM25 of every document in `documents` for `query`, with statistics (N, df, average length)
-/// taken over `documents` themselves. Returns one score per document, in order.
-pub fn bm25_over(query: &str, documents: &[&str]) -> Vec<f64> {
-    let q = query_terms(query);
+/// taken over `documents` themselves and terms made under `rules`. Returns one score per
+/// document, in order.
+pub fn bm25_over(query: &str, documents: &[&str], rules: TermRules) -> Vec<f64> {
+    let mut maker = TermMaker::for_query(query, rules);
+    let mut seen = HashSet::new();
+    let q: Vec<String> = maker
+        .terms(query)
+        .into_iter()
+        .filter(|t| seen.insert(t.clone()))
+        .collect();
     if q.is_empty() || documents.is_empty() {
         return vec![0.0; documents.len()];
     }
@@ -95,7 +105,7 @@ pub fn bm25_over(query: &str, documents: &[&str]) -> Vec<f64> {
     let mut lengths = Vec::with_capacity(documents.len());
     let mut counts: Vec<HashMap<String, usize>> = Vec::with_capacity(documents.len());
     for doc in documents {
-        let ts = terms(doc);
+        let ts = maker.terms(doc);
         lengths.push(ts.len());
         let mut tf: HashMap<String, usize> = HashMap::new();
         for t in ts {
@@ -152,13 +162,13 @@ mod tests {
             "the beacon",
             "nothing relevant here at all",
         ];
-        let s = bm25_over("beacon logs", &docs);
+        let s = bm25_over("beacon logs", &docs, TermRules::Words);
         assert!(s[2] > 0.0 && s[0] > s[1], "{s:?}");
         assert_eq!(s[3], 0.0);
         // A rare term outweighs a common one.
-        let s = bm25_over("lighthouse the", &docs);
+        let s = bm25_over("lighthouse the", &docs, TermRules::Words);
         assert!(s[0] > s[1] && s[0] > s[2], "{s:?}");
-        assert_eq!(bm25_over("", &docs), vec![0.0; 4]);
+        assert_eq!(bm25_over("", &docs, TermRules::Words), vec![0.0; 4]);
         assert!(idf(10, 10) > 0.0, "IDF never goes negative");
     }
 }

@@ -18,7 +18,8 @@ use crate::palace_links::{MemoryLinks, PalaceLinks};
 use crate::protocol::{AAAK_SPEC, PALACE_PROTOCOL};
 use crate::reports::*;
 use crate::retrieval::{
-    Candidate, Fusion, Ranked, SearchMode, SearchRequest, filing_bound, fuse, union,
+    Candidate, CandidateSource, Fusion, Ranked, SearchMode, SearchRequest, filing_bound, fuse,
+    union,
 };
 use crate::similarity::{cosine_distance, similarity_from_distance};
 use crate::temporal::{now_iso, today};
@@ -257,6 +258,7 @@ impl Palace {
 
     /// Overview: drawer counts per wing and room, the protocol and the AAAK spec; the
     /// no-palace payload when the palace does not exist.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn status(&self) -> Result<Status> {
         if !self.store.exists().await? {
             return Ok(Status::NoPalace(NoPalaceReport::new(&self.path)));
@@ -300,6 +302,7 @@ impl Palace {
         Ok(vectors)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
         self.embed_all(&[text.to_string()])
             .await?
@@ -340,6 +343,7 @@ impl Palace {
     /// the store. A wing or room that holds no drawer at all is an error naming the ones that
     /// exist, so a typo is not mistaken for "nothing found". Hits with identical text are
     /// folded into the first (`also_in`).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn search_with(&self, request: &SearchRequest) -> Result<SearchResponse> {
         let query = request.query.as_str();
         validate_query(query)?;
@@ -384,7 +388,7 @@ impl Palace {
                 let vector = self.embed_one(query).await?;
                 let neighbours = self.store.query(&vector, &filter, limit).await?;
                 let texts: Vec<&str> = neighbours.iter().map(|n| n.drawer.text.as_str()).collect();
-                let bm25 = bm25_over(query, &texts);
+                let bm25 = bm25_over(query, &texts, fusion.terms);
                 neighbours
                     .into_iter()
                     .zip(bm25)
@@ -438,10 +442,15 @@ impl Palace {
                     let neighbours = self.store.query(&vector, &filter, wanted).await?;
                     Ok::<_, PalaceError>((vector, neighbours))
                 };
-                let (vector_side, lexical) = tokio::join!(
-                    vector_channel,
-                    self.store.lexical_query(query, &filter, wanted),
-                );
+                let lexical_channel = async {
+                    match request.candidates.unwrap_or(fusion.candidates) {
+                        CandidateSource::Union => {
+                            self.store.lexical_query(query, &filter, wanted).await
+                        }
+                        CandidateSource::Vector => Ok(Vec::new()),
+                    }
+                };
+                let (vector_side, lexical) = tokio::join!(vector_channel, lexical_channel);
                 let (vector, neighbours) = vector_side?;
                 let (mut candidates, missing) = union(
                     neighbours
@@ -494,6 +503,7 @@ impl Palace {
 
     /// Cosine distances of the query vector to these drawers (those still within `filter`),
     /// read from the store.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn distances_of(
         &self,
         vector: &[f32],
@@ -537,6 +547,7 @@ impl Palace {
 
     /// The drawers whose similarity to `content` is at least `threshold` (MemPalace inspects the
     /// 5 nearest).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn check_duplicate(&self, content: &str, threshold: f64) -> Result<DuplicateCheck> {
         validate_content(content)?;
         validate_threshold(threshold)?;
@@ -579,6 +590,7 @@ impl Palace {
     /// Content longer than one chunk is filed as several chunk drawers (see
     /// [`crate::drawer_chunks`]), so every part of it is searchable by meaning; the returned id
     /// names the whole for [`Palace::get_drawer`], [`Palace::delete_drawer`] and search.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn add_drawer(&self, new: NewDrawer) -> Result<AddDrawerOutcome> {
         validate_name("wing", &new.wing)?;
         validate_name("room", &new.room)?;
@@ -891,6 +903,7 @@ impl Palace {
     }
 
     /// Facts about an entity, optionally as of a date, in the given direction(s).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn kg_query(
         &self,
         entity: &str,
@@ -961,6 +974,7 @@ impl Palace {
 
     /// Adds a fact. A `source_closet` or `source_drawer_id` must name an existing drawer, so
     /// the graph never points at a drawer that is not there.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn kg_add(&self, triple: NewTriple) -> Result<KgAdded> {
         let triple = triple.validated()?;
         let _guard = self.write_lock.acquire().await?;

@@ -12,6 +12,9 @@
 //!
 //! with BM25 computed over the candidate set (MemPalace 3.11's re-rank, applied to a union
 //! rather than to the vector list alone, so a drawer that only the words find still competes).
+//! Unlike 3.11, the query's English stop words are left out of that BM25 by default
+//! ([`crate::term_rules`]): otherwise a word like "are" in "how are artifacts signed", rare
+//! among the candidates, gives the top BM25 to drawers that share nothing else with the query.
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -23,6 +26,7 @@ use crate::drawer::Drawer;
 use crate::error::{PalaceError, Result};
 use crate::lexical::bm25_over;
 use crate::temporal::parse_naive_timestamp;
+use crate::term_rules::TermRules;
 
 /// Which channels a search uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -65,6 +69,43 @@ impl FromStr for SearchMode {
     }
 }
 
+/// Where a hybrid search takes the candidates it ranks from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CandidateSource {
+    /// Both channels' finds, so a drawer that only the words find still competes (the default).
+    #[default]
+    Union,
+    /// The vector channel's finds only, re-ranked with BM25 (MemPalace 3.11's default).
+    Vector,
+}
+
+impl CandidateSource {
+    /// The source's name as MemPalace 3.11's `candidate_strategy` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CandidateSource::Union => "union",
+            CandidateSource::Vector => "vector",
+        }
+    }
+}
+
+impl FromStr for CandidateSource {
+    type Err = PalaceError;
+
+    /// "union" or "vector".
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "union" => Ok(CandidateSource::Union),
+            "vector" => Ok(CandidateSource::Vector),
+            other => Err(PalaceError::invalid(
+                "candidate_strategy",
+                format!("{other:?} is not one of: vector, union"),
+            )),
+        }
+    }
+}
+
 /// What to search for, and where.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchRequest {
@@ -86,6 +127,9 @@ pub struct SearchRequest {
     pub limit: usize,
     /// Which channels to use.
     pub mode: SearchMode,
+    /// Where a hybrid search's candidates come from (`None`: the palace's [`Fusion`]).
+    #[serde(default)]
+    pub candidates: Option<CandidateSource>,
 }
 
 impl SearchRequest {
@@ -101,6 +145,7 @@ impl SearchRequest {
             max_distance: None,
             limit: 5,
             mode: SearchMode::Hybrid,
+            candidates: None,
         }
     }
 
@@ -151,6 +196,12 @@ impl SearchRequest {
         self.mode = mode;
         self
     }
+
+    /// A hybrid search's candidates from `source`.
+    pub fn candidates(mut self, source: CandidateSource) -> Self {
+        self.candidates = Some(source);
+        self
+    }
 }
 
 /// How the two channels are weighed and how many candidates each contributes.
@@ -164,22 +215,44 @@ pub struct Fusion {
     pub candidate_factor: usize,
     /// ... and at least this many.
     pub min_candidates: usize,
+    /// The terms BM25 compares.
+    pub terms: TermRules,
+    /// Where the candidates come from.
+    pub candidates: CandidateSource,
 }
 
 impl Default for Fusion {
     /// 0.8 / 0.2, tuned on the `tune` split of `bench/retrieval` (MemPalace 3.11 uses 0.6 / 0.4,
-    /// which scored R@5 0.615 there against 0.677 for 0.8 / 0.2).
+    /// which scored R@5 0.615 there against 0.677 for 0.8 / 0.2); BM25 without stop words
+    /// (R@1 / R@10 on the `report` split 0.495 / 0.832 with them, 0.505 / 0.868 without).
     fn default() -> Self {
         Fusion {
             vector_weight: 0.8,
             lexical_weight: 0.2,
             candidate_factor: 4,
             min_candidates: 40,
+            terms: TermRules::WithoutStopWords,
+            candidates: CandidateSource::Union,
         }
     }
 }
 
 impl Fusion {
+    /// MemPalace 3.11's hybrid ranking: the 4 × `limit` nearest drawers by meaning, re-ranked
+    /// by `0.6 · similarity + 0.4 · BM25 / max BM25` over their plain words. Its closet boost
+    /// is not part of it (closets are not imported), so results equal 3.11's where 3.11 found
+    /// no closet for the query.
+    pub fn mempalace_3_11() -> Self {
+        Fusion {
+            vector_weight: 0.6,
+            lexical_weight: 0.4,
+            candidate_factor: 4,
+            min_candidates: 0,
+            terms: TermRules::Words,
+            candidates: CandidateSource::Vector,
+        }
+    }
+
     /// Candidates each channel contributes for a search of `limit` hits.
     pub fn candidates_for(&self, limit: usize) -> usize {
         limit
@@ -214,9 +287,10 @@ pub struct Ranked {
 }
 
 /// Ranks candidates by the fused score (ties: smaller distance, then smaller id).
+#[tracing::instrument(level = "debug", skip_all, fields(candidates = candidates.len()))]
 pub fn fuse(query: &str, candidates: Vec<Candidate>, fusion: &Fusion) -> Vec<Ranked> {
     let texts: Vec<&str> = candidates.iter().map(|c| c.drawer.text.as_str()).collect();
-    let bm25 = bm25_over(query, &texts);
+    let bm25 = bm25_over(query, &texts, fusion.terms);
     let max_bm25 = bm25.iter().copied().fold(0.0f64, f64::max);
     let mut ranked: Vec<Ranked> = candidates
         .into_iter()
@@ -397,6 +471,39 @@ mod tests {
                 .id,
             "near"
         );
+    }
+
+    #[test]
+    fn stop_words_in_the_query_do_not_decide_the_ranking() {
+        // MemPalace 3.11's fixture: the query shares only "are" with the billing note, and
+        // only meaning with the deploy note ("signs", "artifact").
+        let candidates = vec![
+            Candidate {
+                drawer: drawer("deploy", "The pipeline signs every artifact with cosign."),
+                distance: Some(0.6585),
+                by_vector: true,
+                by_lexical: false,
+            },
+            Candidate {
+                drawer: drawer(
+                    "billing",
+                    "Stripe webhooks are retried for three days. Invoices are issued monthly.",
+                ),
+                distance: Some(0.8549),
+                by_vector: true,
+                by_lexical: true,
+            },
+        ];
+        let query = "how are artifacts signed";
+        let ranked = fuse(query, candidates.clone(), &Fusion::default());
+        assert_eq!(ranked[0].candidate.drawer.id, "deploy");
+        assert_eq!(ranked[1].bm25, 0.0, "\"are\" scores nothing");
+        let with_stop_words = Fusion {
+            terms: TermRules::Words,
+            ..Fusion::default()
+        };
+        let ranked = fuse(query, candidates, &with_stop_words);
+        assert_eq!(ranked[0].candidate.drawer.id, "billing");
     }
 
     #[test]

@@ -9,9 +9,9 @@ use mempalace_core::reports::{AddDrawerOutcome, Status};
 use std::time::Duration;
 
 use mempalace_core::{
-    AddedBy, Direction, Drawer, DrawerFilter, DrawerMetadata, LexicalHit, MemoryStore, Neighbour,
-    NewTriple, Page, Palace, PalaceError, ProcessWriteLock, RoomCount, VectorStore, WriteGuard,
-    WriteLock,
+    AddedBy, CandidateSource, Direction, Drawer, DrawerFilter, DrawerMetadata, Fusion, LexicalHit,
+    MemoryStore, Neighbour, NewTriple, Page, Palace, PalaceError, ProcessWriteLock, RoomCount,
+    SearchRequest, VectorStore, WriteGuard, WriteLock,
 };
 use mempalace_kg_sqlite::SqliteKnowledgeGraph;
 use serde_json::{Value, json};
@@ -840,4 +840,84 @@ async fn kg_add_provenance_names_existing_drawers() {
     assert_eq!(closet, None);
     assert_eq!(source_file.as_deref(), Some("notes.md"));
     assert_eq!(drawer_id.as_deref(), Some(drawer.as_str()));
+}
+
+#[tokio::test]
+async fn vector_candidates_are_ranked_without_the_lexical_channel() {
+    let t = palace();
+    let p = &t.palace;
+    for (room, text) in [
+        (
+            "deploy",
+            "The pipeline signs every artifact with cosign before release.",
+        ),
+        (
+            "billing",
+            "Stripe webhooks are retried for three days before we alert.",
+        ),
+        ("garden", "Tomatoes need staking by the middle of June."),
+    ] {
+        file(p, "w", room, text, &format!("{room}.md")).await;
+    }
+    let query = "when are stripe webhooks retried";
+    let union = p.search_with(&SearchRequest::new(query)).await.unwrap();
+    assert!(
+        union
+            .results
+            .iter()
+            .any(|h| h.matched_via.contains("lexical")),
+        "the union takes the lexical channel's finds: {:?}",
+        union.results
+    );
+    let vector_only = p
+        .search_with(&SearchRequest::new(query).candidates(CandidateSource::Vector))
+        .await
+        .unwrap();
+    assert_eq!(vector_only.results.len(), union.results.len());
+    assert!(
+        vector_only
+            .results
+            .iter()
+            .all(|h| h.matched_via == "vector"),
+        "{:?}",
+        vector_only.results
+    );
+    // Still re-ranked by the words: the billing drawer carries a BM25 score.
+    let billing = vector_only
+        .results
+        .iter()
+        .find(|h| h.room == "billing")
+        .unwrap();
+    assert!(billing.bm25_score > 0.0);
+
+    // The palace's own setting, as `Fusion::mempalace_3_11` sets it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("palace");
+    let p311 = Palace::new(
+        &path,
+        Arc::new(HashingEmbedder::new(DIM)),
+        Arc::new(MemoryStore::new(DIM)),
+        Arc::new(SqliteKnowledgeGraph::in_palace(&path)),
+    )
+    .unwrap()
+    .with_fusion(Fusion::mempalace_3_11());
+    file(
+        &p311,
+        "w",
+        "billing",
+        "Stripe webhooks are retried for three days.",
+        "b.md",
+    )
+    .await;
+    let hits = p311.search_with(&SearchRequest::new(query)).await.unwrap();
+    assert!(hits.results.iter().all(|h| h.matched_via == "vector"));
+    let hits = p311
+        .search_with(&SearchRequest::new(query).candidates(CandidateSource::Union))
+        .await
+        .unwrap();
+    assert!(
+        hits.results
+            .iter()
+            .any(|h| h.matched_via.contains("lexical"))
+    );
 }

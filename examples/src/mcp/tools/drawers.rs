@@ -8,7 +8,7 @@ use mempalace_core::palace::{
     Checkpoint, CheckpointDiary, CheckpointItem, DrawerListRequest, DrawerUpdate, NewDrawer,
     SyncRequest,
 };
-use mempalace_core::{AddedBy, Page, PalaceError, SearchMode, SearchRequest};
+use mempalace_core::{AddedBy, CandidateSource, Page, PalaceError, SearchMode, SearchRequest};
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -52,7 +52,7 @@ pub struct SearchArgs {
     /// "hybrid" (default: meaning and words fused), "vector" (meaning only) or "lexical" (words only).
     #[serde(default)]
     pub mode: Option<String>,
-    /// MemPalace 3.11's candidate source: "vector" or "union". Both run this server's hybrid search, which always unions the lexical and vector candidates (use `mode` to pick one channel).
+    /// Where hybrid search takes its candidates from: "union" (this server's default: the nearest drawers by meaning and the best by words) or "vector" (the nearest by meaning only, re-ranked by words, as MemPalace 3.11 does by default).
     #[serde(default)]
     pub candidate_strategy: Option<String>,
     /// Accepted for MemPalace 3.11 clients; results are the same either way.
@@ -71,14 +71,11 @@ pub struct SearchArgs {
 
 impl SearchArgs {
     fn request(self) -> Result<SearchRequest, PalaceError> {
-        if let Some(s) = self.candidate_strategy.as_deref()
-            && !matches!(s, "vector" | "union")
-        {
-            return Err(PalaceError::invalid(
-                "candidate_strategy",
-                format!("{s:?} is not one of: vector, union"),
-            ));
-        }
+        let candidates = self
+            .candidate_strategy
+            .as_deref()
+            .map(str::parse::<CandidateSource>)
+            .transpose()?;
         if let Some(t) = self.query_task.as_deref()
             && !matches!(t, "search" | "code")
         {
@@ -106,6 +103,7 @@ impl SearchArgs {
                 .mode
                 .as_deref()
                 .map_or(Ok(SearchMode::Hybrid), str::parse)?,
+            candidates,
         })
     }
 }
