@@ -90,6 +90,14 @@ def measure(system: System, corpus: Path, work: Path, wing: str) -> dict:
     # background after initialize); the timed calls are warm.
     client.call_tool("mempalace_search", {"query": "warm up", "limit": 5})
     out["status_ms"] = timed(client, "mempalace_status", {}, 20)
+    # MCP `ping` runs no tool: the floor this client and the stdio transport put under every
+    # call, whatever the server does.
+    ping = []
+    for _ in range(50):
+        t = time.perf_counter()
+        client.request("ping", {})
+        ping.append(time.perf_counter() - t)
+    out["ping_ms"] = p50(ping)
     # A tool that reads nothing: the client + transport + dispatch overhead of one call.
     out["round_trip_ms"] = timed(client, "mempalace_get_aaak_spec", {}, 50)
     out["search_ms"] = timed(client, "mempalace_search",
@@ -143,6 +151,7 @@ def main():
     rows = [
         ("cold start → first status (ms)", "cold_start_ms", False, 20),
         ("status p50 (ms)", "status_ms", False, 1),
+        ("MCP ping p50: the client's and transport's floor (ms)", "ping_ms", False, None),
         ("get_aaak_spec p50: one call's overhead (ms)", "round_trip_ms", False, None),
         ("search p50, limit 5 (ms)", "search_ms", False, 10),
         ("add_drawer p50, short text with duplicate check (ms)", "add_drawer_ms", False, 10),

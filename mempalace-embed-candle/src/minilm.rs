@@ -133,6 +133,7 @@ impl MiniLmEmbedder {
     }
 
     /// Embeds texts on the calling thread: unit vectors, one per text, in order.
+    #[tracing::instrument(level = "debug", skip_all, fields(texts = texts.len()))]
     pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let ids = self.token_ids(texts)?;
         // Sort by length so each batch pads little; restore the order at the end.

@@ -86,6 +86,7 @@ impl SqliteKnowledgeGraph {
 
     /// Runs `f` on the connection in a blocking thread. With `create` false and no database
     /// yet, returns `Ok(None)` without creating anything.
+    #[tracing::instrument(level = "debug", skip_all, fields(operation = operation))]
     async fn run<T: Send + 'static>(
         &self,
         operation: &'static str,

@@ -341,6 +341,7 @@ impl VectorStore for LanceStore {
         self.table().await.map(|_| ())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn upsert(&self, drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()> {
         if drawers.len() != vectors.len() {
             return Err(PalaceError::invalid(
@@ -378,6 +379,7 @@ impl VectorStore for LanceStore {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn query(
         &self,
         vector: &[f32],
@@ -442,6 +444,7 @@ impl VectorStore for LanceStore {
         Ok(out)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn lexical_query(
         &self,
         text: &str,
@@ -499,6 +502,7 @@ impl VectorStore for LanceStore {
         Ok(out)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn get(&self, ids: &[String]) -> Result<Vec<Drawer>> {
         let Some(table) = self.existing_table().await? else {
             return Ok(Vec::new());
@@ -537,6 +541,7 @@ impl VectorStore for LanceStore {
         Ok(deleted)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn count(&self, filter: &DrawerFilter) -> Result<u64> {
         let Some(table) = self.existing_table().await? else {
             return Ok(0);
@@ -547,6 +552,7 @@ impl VectorStore for LanceStore {
             .map_err(lance_err("count"))? as u64)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn room_counts(&self, filter: &DrawerFilter) -> Result<Vec<RoomCount>> {
         let Some(table) = self.existing_table().await? else {
             return Ok(Vec::new());

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use serde_json::json;
+use tracing::Instrument;
 
 use super::call_gate::CallGate;
 
@@ -163,6 +164,7 @@ impl ServerHandler for MemPalaceServer {
         Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(tool = %request.name))]
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -193,11 +195,14 @@ impl ServerHandler for MemPalaceServer {
         // waits for it) even when the client disconnects or its session is torn down.
         let server = self.clone();
         let tool_name = name.clone();
-        let call = tokio::spawn(async move {
-            let _permit = permit;
-            let call = ToolCallContext::new(&server, request, context);
-            answer_even_on_panic(&tool_name, server.tools.call(call)).await
-        });
+        let call = tokio::spawn(
+            async move {
+                let _permit = permit;
+                let call = ToolCallContext::new(&server, request, context);
+                answer_even_on_panic(&tool_name, server.tools.call(call)).await
+            }
+            .instrument(tracing::Span::current()),
+        );
         let joined = if writes {
             call.await
         } else {
