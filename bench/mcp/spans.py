@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import re
 import statistics
 import sys
@@ -38,6 +39,17 @@ UNIT = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1000.0}
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
+WORDS = ("harbour lantern quartz violin glacier pepper saddle comet orchard falcon marble ribbon "
+         "canyon walnut meteor tulip anchor biscuit lizard copper velvet rocket meadow oyster "
+         "thunder pencil island garlic bamboo crystal puzzle dragon cactus ember nectar pylon").split()
+
+
+def note(i: int) -> str:
+    """A short note no other call files: twelve words drawn by the call's number."""
+    rng = random.Random(i)
+    return " ".join(rng.sample(WORDS, 12)) + "."
+
+
 def span_name(path: str) -> str:
     """`call_tool{tool=x}:search_with` → `search_with` (the innermost span)."""
     return re.sub(r"\{[^}]*\}", "", path).split(":")[-1]
@@ -59,8 +71,7 @@ def main():
         ("mempalace_status", lambda i: {}),
         ("mempalace_search", lambda i: {"query": QUERIES[i % len(QUERIES)], "limit": 5}),
         ("mempalace_add_drawer", lambda i: {"wing": "bench", "room": "notes",
-                                            "content": f"Span note {stamp}-{i}: the {QUERIES[i % len(QUERIES)]} "
-                                                       f"step was reviewed by teammate {i * 7919 % 1000}."}),
+                                            "content": f"Span note {stamp}-{i}: " + note(i)}),
         ("mempalace_kg_add", lambda i: {"subject": f"svc_{stamp}_{i}", "predicate": "depends_on",
                                         "object": f"db_{i % 7}"}),
         ("mempalace_kg_query", lambda i: {"entity": f"svc_{stamp}_{i}"}),

@@ -281,6 +281,7 @@ impl Palace {
     }
 
     /// Embeds several texts in one call, checking each vector's dimension.
+    #[tracing::instrument(level = "debug", skip_all, fields(texts = texts.len()))]
     async fn embed_all(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let vectors = self.embedder.embed(texts).await?;
         if vectors.len() != texts.len() {

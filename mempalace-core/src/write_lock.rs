@@ -143,6 +143,7 @@ impl FileWriteLock {
 
 #[async_trait]
 impl WriteLock for FileWriteLock {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn acquire(&self) -> Result<WriteGuard> {
         let started = Instant::now();
         // Tasks of this process queue here, so only one of them polls the file lock.

@@ -94,21 +94,28 @@ impl SqliteKnowledgeGraph {
         f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     ) -> Result<Option<T>> {
         let inner = Arc::clone(&self.inner);
-        tokio::task::spawn_blocking(move || {
-            let mut slot = inner.conn.lock().unwrap_or_else(|p| p.into_inner());
-            if slot.is_none() {
-                match open_connection(&inner.location, create).map_err(|e| {
-                    PalaceError::kg(operation, format!("opening {}: {e}", inner.location))
-                })? {
-                    Some(conn) => *slot = Some(conn),
-                    None => return Ok(None),
-                }
-            }
-            let conn = slot.as_mut().expect("connection was just opened");
-            f(conn).map(Some)
-        })
-        .await
-        .map_err(|e| PalaceError::kg(operation, format!("worker thread failed: {e}")))?
+        tokio::task::spawn_blocking(move || on_connection(&inner, operation, create, f))
+            .await
+            .map_err(|e| PalaceError::kg(operation, format!("worker thread failed: {e}")))?
+    }
+
+    /// Like `run`, for reads, which in WAL mode never wait for a writer: on a multi-threaded
+    /// runtime `f` runs right here with [`tokio::task::block_in_place`] (the runtime hands
+    /// this thread's other work to another), saving the hop to the blocking pool, which costs
+    /// more than a typical indexed read.
+    #[tracing::instrument(level = "debug", skip_all, fields(operation = operation))]
+    async fn run_read<T: Send + 'static>(
+        &self,
+        operation: &'static str,
+        f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    ) -> Result<Option<T>> {
+        let multi_threaded = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if multi_threaded {
+            tokio::task::block_in_place(|| on_connection(&self.inner, operation, false, f))
+        } else {
+            self.run(operation, false, f).await
+        }
     }
 
     /// Like `run`, for writes: creates the database when missing.
@@ -130,8 +137,29 @@ impl SqliteKnowledgeGraph {
         default: T,
         f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        Ok(self.run(operation, false, f).await?.unwrap_or(default))
+        Ok(self.run_read(operation, f).await?.unwrap_or(default))
     }
+}
+
+/// Runs `f` on the graph's connection, opening it first if needed (`Ok(None)` when `create`
+/// is false and there is no database yet).
+fn on_connection<T>(
+    inner: &Inner,
+    operation: &'static str,
+    create: bool,
+    f: impl FnOnce(&mut Connection) -> Result<T>,
+) -> Result<Option<T>> {
+    let mut slot = inner.conn.lock().unwrap_or_else(|p| p.into_inner());
+    if slot.is_none() {
+        match open_connection(&inner.location, create)
+            .map_err(|e| PalaceError::kg(operation, format!("opening {}: {e}", inner.location)))?
+        {
+            Some(conn) => *slot = Some(conn),
+            None => return Ok(None),
+        }
+    }
+    let conn = slot.as_mut().expect("connection was just opened");
+    f(conn).map(Some)
 }
 
 /// Opens (and, when `create`, creates) the database; `None` when it does not exist.
@@ -311,6 +339,12 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
     }
 
     async fn create_if_missing(&self) -> Result<()> {
+        // An open connection means the database exists: no trip to the blocking pool.
+        if let Ok(slot) = self.inner.conn.try_lock()
+            && slot.is_some()
+        {
+            return Ok(());
+        }
         self.write("create", |_| Ok(())).await
     }
 
