@@ -58,14 +58,18 @@ def rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def timed(client, name, args, n):
+def p50_of(call, n):
+    """p50 in ms of `call(i)` for i in 0..n."""
     times = []
     for i in range(n):
-        a = args(i) if callable(args) else args
         t = time.perf_counter()
-        client.call_tool(name, a)
+        call(i)
         times.append(time.perf_counter() - t)
     return p50(times)
+
+
+def timed(client, name, args, n):
+    return p50_of(lambda i: client.call_tool(name, args(i) if callable(args) else args), n)
 
 
 def measure(system: System, corpus: Path, work: Path, wing: str) -> dict:
@@ -92,12 +96,7 @@ def measure(system: System, corpus: Path, work: Path, wing: str) -> dict:
     out["status_ms"] = timed(client, "mempalace_status", {}, 20)
     # MCP `ping` runs no tool: the floor this client and the stdio transport put under every
     # call, whatever the server does.
-    ping = []
-    for _ in range(50):
-        t = time.perf_counter()
-        client.request("ping", {})
-        ping.append(time.perf_counter() - t)
-    out["ping_ms"] = p50(ping)
+    out["ping_ms"] = p50_of(lambda _: client.request("ping", {}), 50)
     # A tool that reads nothing: the client + transport + dispatch overhead of one call.
     out["round_trip_ms"] = timed(client, "mempalace_get_aaak_spec", {}, 50)
     out["search_ms"] = timed(client, "mempalace_search",

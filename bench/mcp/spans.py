@@ -12,6 +12,7 @@ the knowledge graph.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import random
 import re
@@ -25,12 +26,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "retrieval"))
 from run import McpClient  # noqa: E402  (bench/retrieval/run.py)
 
-QUERIES = [
-    "how to parse a JSON document into python objects", "send an HTTP request with headers",
-    "rotate log files when they grow too large", "quote special characters in a URL",
-    "parse an email message with attachments", "run tasks in a thread pool",
-    "connect to a sqlite database and run a query", "serve a WSGI application",
-]
+# The queries of bench/mcp/run.py (loaded under its own name: both benches call theirs run.py).
+_spec = importlib.util.spec_from_file_location("mcp_run", Path(__file__).resolve().parent / "run.py")
+mcp_run = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(mcp_run)
+QUERIES = mcp_run.QUERIES
 SPAN_LOG = ("mempalace_cli=debug,mempalace_core=debug,mempalace_store_lance=debug,"
             "mempalace_kg_sqlite=debug,mempalace_embed_candle=debug,warn")
 # "2026-...  DEBUG call_tool{tool=mempalace_search}:search_with: mempalace_core::palace: close time.busy=1.2ms time.idle=3.4µs"
@@ -92,10 +92,8 @@ def main():
     per_tool: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for line in text.splitlines():
         m = CLOSE.search(line)
-        if not m or "call_tool{tool=" not in line and "call_tool" not in m.group(1):
-            continue
-        tool_m = re.search(r"call_tool\{tool=([\w]+)\}", line)
-        if not tool_m:
+        tool_m = re.search(r"call_tool\{tool=(\w+)\}", line)
+        if not m or not tool_m:
             continue
         busy = float(m.group(2)) * UNIT[m.group(3)]
         idle = float(m.group(4)) * UNIT[m.group(5)]

@@ -15,12 +15,15 @@ fn fixture() -> PathBuf {
 }
 
 fn mempalace(palace: &Path, args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_mempalace"))
-        .arg("--palace")
-        .arg(palace)
-        .args(args)
-        .output()
-        .unwrap();
+    mempalace_with(palace, args, |_| {})
+}
+
+/// Like [`mempalace`], with `adjust` setting up the command (its environment) first.
+fn mempalace_with(palace: &Path, args: &[&str], adjust: impl FnOnce(&mut Command)) -> Value {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mempalace"));
+    command.arg("--palace").arg(palace).args(args);
+    adjust(&mut command);
+    let out = command.output().unwrap();
     assert!(
         out.status.success(),
         "{args:?}: {}",
@@ -169,21 +172,16 @@ fn a_3_11_palace_migrates_whole_and_searches_alike() {
     let searches = recorded["searches"].as_object().unwrap();
     assert!(searches.len() >= 10);
     let search = |query: &str, ranking: &str| -> Vec<Value> {
-        let out = Command::new(env!("CARGO_BIN_EXE_mempalace"))
-            .arg("--palace")
-            .arg(&to)
-            .args(["search", query, "--limit", "3", "--json"])
-            .env("MEMPALACE_RANKING", ranking)
-            .env_remove("MEMPALACE_HYBRID_VECTOR_WEIGHT")
-            .env_remove("MEMPALACE_HYBRID_BM25_WEIGHT")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let v = mempalace_with(
+            &to,
+            &["search", query, "--limit", "3", "--json"],
+            |command| {
+                command
+                    .env("MEMPALACE_RANKING", ranking)
+                    .env_remove("MEMPALACE_HYBRID_VECTOR_WEIGHT")
+                    .env_remove("MEMPALACE_HYBRID_BM25_WEIGHT");
+            },
         );
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         v["results"].as_array().unwrap().clone()
     };
     let ids = |hits: &[Value]| -> Vec<String> {

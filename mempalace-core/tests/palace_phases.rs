@@ -24,6 +24,11 @@ struct TestPalace {
 }
 
 fn palace() -> TestPalace {
+    palace_ranked_by(Fusion::default())
+}
+
+/// A test palace whose hybrid search ranks with `fusion`.
+fn palace_ranked_by(fusion: Fusion) -> TestPalace {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("palace");
     let palace = Palace::new(
@@ -32,7 +37,8 @@ fn palace() -> TestPalace {
         Arc::new(MemoryStore::new(DIM)),
         Arc::new(SqliteKnowledgeGraph::in_palace(&path)),
     )
-    .unwrap();
+    .unwrap()
+    .with_fusion(fusion);
     TestPalace {
         palace: Arc::new(palace),
         _dir: dir,
@@ -891,18 +897,10 @@ async fn vector_candidates_are_ranked_without_the_lexical_channel() {
     assert!(billing.bm25_score > 0.0);
 
     // The palace's own setting, as `Fusion::mempalace_3_11` sets it.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("palace");
-    let p311 = Palace::new(
-        &path,
-        Arc::new(HashingEmbedder::new(DIM)),
-        Arc::new(MemoryStore::new(DIM)),
-        Arc::new(SqliteKnowledgeGraph::in_palace(&path)),
-    )
-    .unwrap()
-    .with_fusion(Fusion::mempalace_3_11());
+    let t311 = palace_ranked_by(Fusion::mempalace_3_11());
+    let p311 = &t311.palace;
     file(
-        &p311,
+        p311,
         "w",
         "billing",
         "Stripe webhooks are retried for three days.",
