@@ -1,5 +1,6 @@
 //! `mempalace migrate FROM`: brings a MemPalace 3.11 (Python, ChromaDB) palace into this one.
-//! Every drawer keeps its id and metadata and is embedded again with the same MiniLM; the
+//! Every drawer keeps its id and metadata and is embedded again with the same MiniLM; its
+//! closets (the pointer lines 3.11's ranking uses) are filed as they are; the
 //! knowledge graph, the agents' coordination log (`logstream.sqlite3`, with its
 //! `replica.json`) and the palace graph's `tunnels.json` / `hallways.json` (which 3.11 keeps
 //! beside the palace folder) are copied when this palace has none. Re-running finishes an interrupted
@@ -16,7 +17,7 @@ use mempalace_core::Palace;
 use mempalace_core::coordination::COORDINATION_FILE_NAME;
 use mempalace_core::locations::KNOWLEDGE_GRAPH_FILE;
 use mempalace_core::temporal::now_iso;
-use mempalace_import_chroma::{ChromaPalace, Skipped, to_drawer};
+use mempalace_import_chroma::{ChromaPalace, Skipped, to_closet, to_drawer};
 use mempalace_links_json::{HALLWAYS_FILE, TUNNELS_FILE};
 use serde::Serialize;
 
@@ -25,6 +26,8 @@ const REPLICA_FILE: &str = "replica.json";
 
 /// Drawers read, embedded and filed per step.
 const BATCH: usize = 64;
+/// Closets read and filed per step (nothing to embed).
+const CLOSET_BATCH: usize = 1000;
 
 /// What a migration did.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -39,6 +42,12 @@ pub struct MigrateReport {
     pub already_present: u64,
     /// Records that are no drawer, with the reason.
     pub skipped: Vec<SkippedDrawer>,
+    /// Closets (3.11's pointer index, used by its ranking) found there.
+    pub closets_found: u64,
+    /// Closets filed (again, on a re-run: they replace themselves).
+    pub closets_imported: u64,
+    /// Closet records that are no closet, with the reason.
+    pub closets_skipped: Vec<SkippedDrawer>,
     /// What happened to the knowledge graph.
     pub knowledge_graph: String,
     /// What happened to the agents' coordination log.
@@ -137,6 +146,24 @@ pub async fn migrate(
     }
     if let Some(bar) = &bar {
         bar.finish_and_clear();
+    }
+    report.closets_found = chroma.closet_count()?;
+    let mut after = 0;
+    loop {
+        let records = chroma.closets_after(after, CLOSET_BATCH)?;
+        let Some(last) = records.last() else { break };
+        after = last.seq;
+        let mut closets = Vec::with_capacity(records.len());
+        for r in &records {
+            match to_closet(r) {
+                Ok(c) => closets.push(c),
+                Err(s) => report.closets_skipped.push(s.into()),
+            }
+        }
+        report.closets_imported += palace
+            .import_closets(&closets)
+            .await
+            .context("filing migrated closets")? as u64;
     }
     palace.settle().await.context("indexing the palace")?;
     report.knowledge_graph = knowledge_graph;

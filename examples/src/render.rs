@@ -166,6 +166,15 @@ pub fn migration(report: &crate::migrate::MigrateReport) -> String {
     if report.skipped.len() > 20 {
         out.push_str(&format!("  … and {} more\n", report.skipped.len() - 20));
     }
+    out.push_str(&format!(
+        "Closets: {} found, {} filed, {} skipped.\n",
+        report.closets_found,
+        report.closets_imported,
+        report.closets_skipped.len()
+    ));
+    for s in report.closets_skipped.iter().take(20) {
+        out.push_str(&format!("  skipped {}: {}\n", s.id, s.reason));
+    }
     out.push_str(&format!("Knowledge graph: {}\n", report.knowledge_graph));
     out.push_str(&format!("Coordination log: {}\n", report.coordination_log));
     out.push_str(&format!("Tunnels: {}\n", report.tunnels));
@@ -202,6 +211,8 @@ mod tests {
                 bm25_score: 0.0,
                 score: 0.3,
                 matched_via: "vector".into(),
+                closet_boost: 0.0,
+                closet_preview: None,
                 also_in: Vec::new(),
             }],
         };

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use mempalace_closets_sqlite::SqliteClosets;
 use mempalace_coord_sqlite::SqliteCoordinationLog;
 use mempalace_core::locations;
 use mempalace_core::{Embedder, Fusion, KnowledgeGraph, LazyEmbedder, Palace, VectorStore};
@@ -171,7 +172,8 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
     Ok(Palace::new(path, embedder, store, kg)?
         .with_fusion(fusion_from_env()?)
         .with_coordination_log(Arc::new(SqliteCoordinationLog::in_palace(path)))
-        .with_links(Arc::new(JsonFileLinks::new(path))))
+        .with_links(Arc::new(JsonFileLinks::new(path)))
+        .with_closets(Arc::new(SqliteClosets::in_palace(path))))
 }
 
 /// MemPalace 3.11's variables for the hybrid weights.

@@ -15,6 +15,7 @@
 pub mod aaak;
 pub mod agent_hooks;
 pub mod chunking;
+pub mod closets;
 pub mod coordination;
 pub mod drawer;
 pub mod drawer_chunks;

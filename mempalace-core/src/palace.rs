@@ -1,10 +1,15 @@
 //! `Palace`: the service that implements MemPalace's behaviour once, over any backends.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::closets::MemoryClosets;
+use crate::closets::{
+    CLOSET_SCAN_CAP, Closet, ClosetIndex, ClosetMatch, ClosetScope, best_passage, closet_matches,
+    closet_search_words, drop_repeated_closet_passages,
+};
 use crate::coordination::{Coordination, CoordinationLog, MemoryCoordinationLog};
 use crate::drawer::{AddedBy, Drawer, DrawerMetadata};
 use crate::drawer_chunks::{chunk_id, parent_of, split_content};
@@ -142,6 +147,7 @@ pub struct Palace {
     fusion: Fusion,
     coordination: Coordination,
     links: Arc<dyn PalaceLinks>,
+    closets: Arc<dyn ClosetIndex>,
 }
 
 impl Palace {
@@ -175,6 +181,7 @@ impl Palace {
             fusion: Fusion::default(),
             coordination: Coordination::new(Arc::new(MemoryCoordinationLog::new())),
             links: Arc::new(MemoryLinks::new()),
+            closets: Arc::new(MemoryClosets::new()),
         })
     }
 
@@ -195,6 +202,14 @@ impl Palace {
     /// (e.g. `mempalace-links-json`'s files in the palace folder).
     pub fn with_links(mut self, links: Arc<dyn PalaceLinks>) -> Self {
         self.links = links;
+        self
+    }
+
+    /// Keeps the palace's closets (MemPalace 3.11's pointer index, brought by a migration) in
+    /// `closets` instead of in memory (e.g. `mempalace-closets-sqlite`'s file in the palace
+    /// folder).
+    pub fn with_closets(mut self, closets: Arc<dyn ClosetIndex>) -> Self {
+        self.closets = closets;
         self
     }
 
@@ -384,6 +399,7 @@ impl Palace {
         self.require_palace().await?;
 
         let fusion = self.fusion;
+        let mut closet_lifts: HashMap<String, ClosetMatch> = HashMap::new();
         let ranked: Vec<Ranked> = match request.mode {
             SearchMode::Vector => {
                 let vector = self.embed_one(query).await?;
@@ -472,7 +488,27 @@ impl Palace {
                         c.distance = distances.get(&c.drawer.id).copied();
                     }
                 }
-                fuse(query, candidates, &fusion)
+                if fusion.closet_boost {
+                    closet_lifts = self.closet_matches_for(query, &filter, limit).await?;
+                    if !closet_lifts.is_empty() {
+                        candidates = self
+                            .show_closet_passages(query, candidates, &closet_lifts)
+                            .await?;
+                    }
+                }
+                let ranked = fuse(query, candidates, &fusion);
+                if closet_lifts.is_empty() {
+                    ranked
+                } else {
+                    let through: std::collections::HashSet<String> = ranked
+                        .iter()
+                        .filter(|r| {
+                            closet_lifts.contains_key(&r.candidate.drawer.metadata.source_file)
+                        })
+                        .map(|r| r.candidate.drawer.id.clone())
+                        .collect();
+                    drop_repeated_closet_passages(ranked, &through)
+                }
             }
         };
         let ranked: Vec<Ranked> = ranked
@@ -483,7 +519,7 @@ impl Palace {
                 (None, _) => true,
             })
             .collect();
-        let results = fold_identical_texts(ranked, limit);
+        let results = fold_identical_texts(ranked, limit, &closet_lifts);
         if results.is_empty() {
             self.check_known(request.wing.as_deref(), request.room.as_deref())
                 .await?;
@@ -500,6 +536,92 @@ impl Palace {
             },
             results,
         })
+    }
+
+    /// Which files' closets lift their drawers in a search of `limit` hits within `filter`.
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn closet_matches_for(
+        &self,
+        query: &str,
+        filter: &DrawerFilter,
+        limit: usize,
+    ) -> Result<HashMap<String, ClosetMatch>> {
+        let words = closet_search_words(query);
+        if words.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let closets = self
+            .closets
+            .containing_any(&words, &ClosetScope::of(filter), CLOSET_SCAN_CAP.max(limit))
+            .await?;
+        Ok(closet_matches(query, &closets, limit))
+    }
+
+    /// Orders the candidates by their distance less their file's closet boost (MemPalace
+    /// 3.11's candidate order, which decides ties) and shows each lifted candidate's file
+    /// through its best passage.
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn show_closet_passages(
+        &self,
+        query: &str,
+        mut candidates: Vec<Candidate>,
+        lifts: &HashMap<String, ClosetMatch>,
+    ) -> Result<Vec<Candidate>> {
+        let lifted_distance = |c: &Candidate| {
+            let boost = lifts
+                .get(&c.drawer.metadata.source_file)
+                .map_or(0.0, |m| m.boost);
+            c.distance
+                .map_or(f64::INFINITY, |d| (f64::from(d) - boost).clamp(0.0, 2.0))
+        };
+        candidates.sort_by(|a, b| lifted_distance(a).total_cmp(&lifted_distance(b)));
+        let mut passages: HashMap<String, Option<String>> = HashMap::new();
+        for c in &mut candidates {
+            let source = &c.drawer.metadata.source_file;
+            if !lifts.contains_key(source) {
+                continue;
+            }
+            if !passages.contains_key(source) {
+                let mut chunks: Vec<Drawer> = Vec::new();
+                self.scan(&DrawerFilter::all().with_source_file(source.clone()), |d| {
+                    chunks.push(d)
+                })
+                .await?;
+                let indexed: Vec<(u32, &str)> = chunks
+                    .iter()
+                    .map(|d| (d.metadata.chunk_index, d.text.as_str()))
+                    .collect();
+                passages.insert(source.clone(), best_passage(query, &indexed));
+            }
+            if let Some(Some(passage)) = passages.get(source) {
+                c.drawer.text = passage.clone();
+            }
+        }
+        Ok(candidates)
+    }
+
+    /// Files MemPalace 3.11's closets brought by a migration, replacing any with the same id.
+    pub async fn import_closets(&self, closets: &[Closet]) -> Result<usize> {
+        for c in closets {
+            if c.id.trim().is_empty() || c.id.chars().any(char::is_control) {
+                return Err(PalaceError::invalid(
+                    "id",
+                    format!("{:?} is not a closet id", c.id),
+                ));
+            }
+            validate_name("wing", &c.wing)?;
+            validate_name("room", &c.room)?;
+            validate_content(&c.text)?;
+            validate_source_file(&c.source_file)?;
+        }
+        let _guard = self.write_lock.acquire().await?;
+        self.closets.upsert(closets).await?;
+        Ok(closets.len())
+    }
+
+    /// Number of closets in the palace.
+    pub async fn closet_count(&self) -> Result<u64> {
+        self.closets.count().await
     }
 
     /// Cosine distances of the query vector to these drawers (those still within `filter`),
@@ -701,6 +823,17 @@ impl Palace {
         }
         if !stale_ids.is_empty() {
             self.store.delete(stale_ids).await?;
+        }
+        // A closet (3.11's, from a migration) points at the drawers the file had then.
+        let mut sources: Vec<String> = drawers
+            .iter()
+            .map(|d| d.metadata.source_file.clone())
+            .filter(|s| !s.is_empty())
+            .collect();
+        sources.sort();
+        sources.dedup();
+        if !sources.is_empty() {
+            self.closets.delete_for_sources(&sources).await?;
         }
         Ok(())
     }
@@ -1304,7 +1437,11 @@ fn file_name(path: &str) -> String {
 
 /// The first `limit` hits, each text shown once: a later hit whose text equals an earlier
 /// one's is folded into it (its id listed in `also_in`).
-fn fold_identical_texts(ranked: Vec<Ranked>, limit: usize) -> Vec<SearchHit> {
+fn fold_identical_texts(
+    ranked: Vec<Ranked>,
+    limit: usize,
+    closet_lifts: &HashMap<String, ClosetMatch>,
+) -> Vec<SearchHit> {
     let mut hits: Vec<SearchHit> = Vec::with_capacity(limit);
     let mut by_text: std::collections::HashMap<String, usize> = Default::default();
     let mut drawers_shown: std::collections::HashSet<String> = Default::default();
@@ -1330,6 +1467,12 @@ fn fold_identical_texts(ranked: Vec<Ranked>, limit: usize) -> Vec<SearchHit> {
         by_text.insert(key, hits.len());
         let distance = c.distance.unwrap_or(1.0);
         let m = c.drawer.metadata;
+        let lift = closet_lifts.get(&m.source_file);
+        let channels = match (c.by_vector, c.by_lexical) {
+            (true, true) => "vector+lexical",
+            (false, true) => "lexical",
+            _ => "vector",
+        };
         hits.push(SearchHit {
             drawer_id: c.drawer.id,
             source_file: file_name(&m.source_file),
@@ -1343,12 +1486,12 @@ fn fold_identical_texts(ranked: Vec<Ranked>, limit: usize) -> Vec<SearchHit> {
             distance: (f64::from(distance) * 10_000.0).round() / 10_000.0,
             bm25_score: (r.bm25 * 1000.0).round() / 1000.0,
             score: (r.score * 10_000.0).round() / 10_000.0,
-            matched_via: match (c.by_vector, c.by_lexical) {
-                (true, true) => "vector+lexical",
-                (false, true) => "lexical",
-                _ => "vector",
-            }
-            .to_string(),
+            matched_via: match lift {
+                Some(_) => format!("{channels}+closet"),
+                None => channels.to_string(),
+            },
+            closet_boost: lift.map_or(0.0, |l| l.boost),
+            closet_preview: lift.map(|l| l.preview.clone()),
             also_in: Vec::new(),
         });
     }

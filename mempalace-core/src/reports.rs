@@ -121,12 +121,24 @@ pub struct SearchHit {
     /// The fused ranking score, `round(s, 4)` (hybrid); the similarity or BM25 otherwise.
     #[serde(default)]
     pub score: f64,
-    /// Which channels found it: "vector", "lexical" or "vector+lexical".
+    /// Which channels found it: "vector", "lexical" or "vector+lexical", with "+closet" when
+    /// its file's closet lifted it (its text is then the file's best passage).
     #[serde(default)]
     pub matched_via: String,
+    /// The distance its file's closet took off for the candidate order (0 when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub closet_boost: f64,
+    /// The start of the closet line that lifted it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closet_preview: Option<String>,
     /// Other drawers holding exactly the same text, folded into this hit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_in: Vec<String>,
+}
+
+/// Whether a score is zero (left out of the JSON).
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 /// `search` result.

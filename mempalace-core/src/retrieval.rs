@@ -219,6 +219,8 @@ pub struct Fusion {
     pub terms: TermRules,
     /// Where the candidates come from.
     pub candidates: CandidateSource,
+    /// Whether the palace's closets lift their files' drawers ([`crate::closets`]).
+    pub closet_boost: bool,
 }
 
 impl Default for Fusion {
@@ -233,15 +235,16 @@ impl Default for Fusion {
             min_candidates: 40,
             terms: TermRules::WithoutStopWords,
             candidates: CandidateSource::Union,
+            closet_boost: false,
         }
     }
 }
 
 impl Fusion {
     /// MemPalace 3.11's hybrid ranking: the 4 × `limit` nearest drawers by meaning, re-ranked
-    /// by `0.6 · similarity + 0.4 · BM25 / max BM25` over their plain words. Its closet boost
-    /// is not part of it (closets are not imported), so results equal 3.11's where 3.11 found
-    /// no closet for the query.
+    /// by `0.6 · similarity + 0.4 · BM25 / max BM25` over their plain words, with the closets
+    /// of a migrated palace lifting their files' drawers and showing their best passage
+    /// ([`crate::closets`]).
     pub fn mempalace_3_11() -> Self {
         Fusion {
             vector_weight: 0.6,
@@ -250,6 +253,7 @@ impl Fusion {
             min_candidates: 0,
             terms: TermRules::Words,
             candidates: CandidateSource::Vector,
+            closet_boost: true,
         }
     }
 

@@ -2,7 +2,8 @@
 //!
 //! Reads a palace made by MemPalace 3.11 (Python, ChromaDB) straight from its
 //! `chroma.sqlite3`, read-only, for `mempalace migrate`: the drawers of the
-//! `mempalace_drawers` collection with their ids, documents and metadata. Vectors are not
+//! `mempalace_drawers` collection with their ids, documents and metadata, and the closets of
+//! the `mempalace_closets` collection. Vectors are not
 //! read (they live in ChromaDB's HNSW files); the importer re-embeds with the same MiniLM.
 //!
 //! ChromaDB keeps every record of a collection in the `embeddings` table of the collection's
@@ -12,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use mempalace_core::closets::Closet;
 use mempalace_core::drawer::{AddedBy, Drawer, DrawerMetadata};
 use mempalace_core::{PalaceError, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -21,6 +23,8 @@ use serde_json::Value;
 pub const CHROMA_FILE: &str = "chroma.sqlite3";
 /// The collection holding 3.11's drawers.
 pub const DRAWERS_COLLECTION: &str = "mempalace_drawers";
+/// The collection holding 3.11's closets.
+pub const CLOSETS_COLLECTION: &str = "mempalace_closets";
 /// The metadata key holding a record's document.
 const DOCUMENT_KEY: &str = "chroma:document";
 
@@ -60,6 +64,7 @@ pub struct ChromaPalace {
     path: PathBuf,
     conn: Connection,
     segment: Option<String>,
+    closets_segment: Option<String>,
 }
 
 impl ChromaPalace {
@@ -83,25 +88,20 @@ impl ChromaPalace {
         .map_err(sql_err("open"))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(sql_err("open"))?;
-        let segment = conn
-            .query_row(
-                "SELECT s.id FROM segments s JOIN collections c ON s.collection = c.id
-                 WHERE c.name = ?1 AND s.scope = 'METADATA'",
-                params![DRAWERS_COLLECTION],
-                |r| r.get(0),
+        let segment = metadata_segment(&conn, DRAWERS_COLLECTION).map_err(|e| {
+            PalaceError::store(
+                "chroma",
+                "open",
+                format!("{} is not a ChromaDB database: {e}", path.display()),
             )
-            .optional()
-            .map_err(|e| {
-                PalaceError::store(
-                    "chroma",
-                    "open",
-                    format!("{} is not a ChromaDB database: {e}", path.display()),
-                )
-            })?;
+        })?;
+        let closets_segment =
+            metadata_segment(&conn, CLOSETS_COLLECTION).map_err(sql_err("open"))?;
         Ok(ChromaPalace {
             path,
             conn,
             segment,
+            closets_segment,
         })
     }
 
@@ -112,7 +112,16 @@ impl ChromaPalace {
 
     /// Number of drawer records.
     pub fn drawer_count(&self) -> Result<u64> {
-        let Some(segment) = &self.segment else {
+        self.record_count(self.segment.as_deref())
+    }
+
+    /// Number of closet records.
+    pub fn closet_count(&self) -> Result<u64> {
+        self.record_count(self.closets_segment.as_deref())
+    }
+
+    fn record_count(&self, segment: Option<&str>) -> Result<u64> {
+        let Some(segment) = segment else {
             return Ok(0);
         };
         self.conn
@@ -127,7 +136,21 @@ impl ChromaPalace {
 
     /// Up to `limit` drawer records after `after_seq` (0 for the first page), in order.
     pub fn drawers_after(&self, after_seq: i64, limit: usize) -> Result<Vec<ChromaRecord>> {
-        let Some(segment) = &self.segment else {
+        self.records_after(self.segment.as_deref(), after_seq, limit)
+    }
+
+    /// Up to `limit` closet records after `after_seq` (0 for the first page), in filing order.
+    pub fn closets_after(&self, after_seq: i64, limit: usize) -> Result<Vec<ChromaRecord>> {
+        self.records_after(self.closets_segment.as_deref(), after_seq, limit)
+    }
+
+    fn records_after(
+        &self,
+        segment: Option<&str>,
+        after_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<ChromaRecord>> {
+        let Some(segment) = segment else {
             return Ok(Vec::new());
         };
         let mut ids = self
@@ -190,6 +213,17 @@ impl ChromaPalace {
     }
 }
 
+/// The METADATA segment of the collection called `name`, if the collection exists.
+fn metadata_segment(conn: &Connection, name: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT s.id FROM segments s JOIN collections c ON s.collection = c.id
+         WHERE c.name = ?1 AND s.scope = 'METADATA'",
+        params![name],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
 /// A metadata field as text (strings as they are, numbers printed).
 fn text_field(record: &ChromaRecord, key: &str) -> Option<String> {
     match record.metadata.get(key)? {
@@ -243,6 +277,31 @@ pub fn to_drawer(record: &ChromaRecord, now: &str) -> std::result::Result<Drawer
     })
 }
 
+/// The closet a 3.11 closet record becomes: the same id, line, wing, room and source file. A
+/// record without a line, wing, room or source file is skipped with the reason.
+pub fn to_closet(record: &ChromaRecord) -> std::result::Result<Closet, Skipped> {
+    let skip = |reason: &str| Skipped {
+        id: record.id.clone(),
+        reason: reason.to_string(),
+    };
+    let field = |key: &str, missing: &str| {
+        text_field(record, key)
+            .filter(|v| !v.trim().is_empty())
+            .ok_or_else(|| skip(missing))
+    };
+    Ok(Closet {
+        id: record.id.clone(),
+        text: record
+            .document
+            .clone()
+            .filter(|d| !d.trim().is_empty())
+            .ok_or_else(|| skip("no closet line"))?,
+        wing: field("wing", "no wing")?,
+        room: field("room", "no room")?,
+        source_file: field("source_file", "no source file")?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,6 +316,33 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect(),
         }
+    }
+
+    #[test]
+    fn closet_records_become_closets_or_are_skipped_with_the_reason() {
+        let line = "auth notes 2|GPT-4;Alice|2026-12-04:L1-L7|→drawer_w_r_0011";
+        let fields = [
+            ("wing", Value::from("w")),
+            ("room", Value::from("r")),
+            ("source_file", Value::from("/p/auth.md")),
+            ("drawer_count", Value::from(1)),
+        ];
+        let c = to_closet(&record(Some(line), &fields)).unwrap();
+        assert_eq!(
+            (c.text.as_str(), c.wing.as_str(), c.room.as_str()),
+            (line, "w", "r")
+        );
+        assert_eq!(c.source_file, "/p/auth.md");
+        assert_eq!(
+            to_closet(&record(None, &fields)).unwrap_err().reason,
+            "no closet line"
+        );
+        assert_eq!(
+            to_closet(&record(Some(line), &fields[..2]))
+                .unwrap_err()
+                .reason,
+            "no source file"
+        );
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! top-k ids for exact stores, recall@10 at or above a bar for approximate ones, and distances
 //! within 1e-4 of exact cosine either way.
 
+pub mod closet_index_suite;
 pub mod coordination_suite;
 pub mod corpus;
 pub mod fixtures;

@@ -94,7 +94,11 @@ pub struct SyncReport {
 
 impl Palace {
     /// Every drawer matching `filter`, read a page at a time.
-    async fn scan(&self, filter: &DrawerFilter, mut visit: impl FnMut(Drawer)) -> Result<()> {
+    pub(super) async fn scan(
+        &self,
+        filter: &DrawerFilter,
+        mut visit: impl FnMut(Drawer),
+    ) -> Result<()> {
         let mut offset = 0;
         loop {
             let page = self
@@ -158,6 +162,9 @@ impl Palace {
             for batch in ids.chunks(SCAN_PAGE) {
                 deleted += self.store.delete(batch).await? as u64;
             }
+            self.closets
+                .delete_for_sources(&[source_file.to_string()])
+                .await?;
         }
         Ok(SourceDeletion {
             success: true,
@@ -248,6 +255,13 @@ impl Palace {
         if request.apply {
             for batch in stale_ids.chunks(SCAN_PAGE) {
                 deleted += self.store.delete(batch).await? as u64;
+            }
+            let sources: Vec<String> = stale_sources
+                .iter()
+                .map(|s| s.source_file.clone())
+                .collect();
+            if !sources.is_empty() {
+                self.closets.delete_for_sources(&sources).await?;
             }
         }
         Ok(SyncReport {
