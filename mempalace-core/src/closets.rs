@@ -21,7 +21,7 @@ use async_trait::async_trait;
 
 use crate::error::Result;
 use crate::filter::DrawerFilter;
-use crate::lexical::{BM25_B, BM25_K1};
+use crate::lexical::{BM25_B, BM25_K1, word_runs as words};
 use crate::retrieval::Ranked;
 
 /// The distance taken off a drawer whose file's closet ranked 1st, 2nd, … (3.11's values).
@@ -181,29 +181,8 @@ impl ClosetIndex for MemoryClosets {
     }
 }
 
-/// 3.11's words: runs of two or more word characters (letters, digits, `_`), lower-cased.
-/// Unlike [`crate::lexical::terms`], `_` joins (a drawer id in a closet line is one word) and
-/// no length cap applies.
-pub fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut chars = 0usize;
-    for c in text.chars().chain(std::iter::once(' ')) {
-        if c.is_alphanumeric() || c == '_' {
-            current.extend(c.to_lowercase());
-            chars += 1;
-        } else {
-            if chars >= 2 {
-                out.push(std::mem::take(&mut current));
-            }
-            current.clear();
-            chars = 0;
-        }
-    }
-    out
-}
-
-/// The query words a closet search looks for: [`words`] of at least
+/// The query words a closet search looks for: 3.11's words
+/// ([`crate::lexical::word_runs`]) of at least
 /// [`MIN_CLOSET_WORD_CHARS`] characters.
 pub fn closet_search_words(query: &str) -> Vec<String> {
     words(query)
@@ -212,7 +191,7 @@ pub fn closet_search_words(query: &str) -> Vec<String> {
         .collect()
 }
 
-/// Okapi BM25 of each document for the query's [`words`], with the IDF taken over these
+/// Okapi BM25 of each document for the query's words ([`crate::lexical::word_runs`]), with the IDF taken over these
 /// documents (3.11's closet scoring).
 pub fn closet_bm25(query: &str, documents: &[&str]) -> Vec<f64> {
     let query_words: HashSet<String> = words(query).into_iter().collect();
@@ -310,7 +289,7 @@ pub fn closet_matches(
 }
 
 /// The passage a closet hit shows: the chunk of its file that contains the most of the
-/// query's [`words`] (the first such), with the chunks before and after it, joined by a
+/// query's words ([`crate::lexical::word_runs`]; the first such), with the chunks before and after it, joined by a
 /// blank line and cut at [`MAX_PASSAGE_CHARS`]. `chunks` are the file's drawers as
 /// `(chunk_index, text)`; a file of one chunk keeps the hit's own text (`None`).
 pub fn best_passage(query: &str, chunks: &[(u32, &str)]) -> Option<String> {
@@ -392,7 +371,7 @@ mod tests {
     }
 
     #[test]
-    fn words_are_python_word_runs() {
+    fn closet_search_words_are_3_11_words_of_three_letters_or_more() {
         assert_eq!(
             words("GPT-4 and drawer_wing_a_b, x é1"),
             vec!["gpt", "and", "drawer_wing_a_b", "é1"]

@@ -61,6 +61,28 @@ pub fn terms(text: &str) -> Vec<String> {
     out
 }
 
+/// MemPalace 3.11's words (Python's `\w{2,}` over the lower-cased text): runs of two or more
+/// letters, digits or `_`. Unlike [`terms`], `_` joins (`is_zipfile` is one word, as in code),
+/// CJK text is not split per character and no length cap applies.
+pub fn word_runs(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = 0usize;
+    for c in text.chars().chain(std::iter::once(' ')) {
+        if c.is_alphanumeric() || c == '_' {
+            current.extend(c.to_lowercase());
+            chars += 1;
+        } else {
+            if chars >= 2 {
+                out.push(std::mem::take(&mut current));
+            }
+            current.clear();
+            chars = 0;
+        }
+    }
+    out
+}
+
 /// The distinct terms of a query, in first-seen order (a repeated query word counts once).
 pub fn query_terms(query: &str) -> Vec<String> {
     let mut seen = HashSet::new();

@@ -242,7 +242,8 @@ impl Default for Fusion {
 
 impl Fusion {
     /// MemPalace 3.11's hybrid ranking: the 4 × `limit` nearest drawers by meaning, re-ranked
-    /// by `0.6 · similarity + 0.4 · BM25 / max BM25` over their plain words, with the closets
+    /// by `0.6 · similarity + 0.4 · BM25 / max BM25` over their words as 3.11 splits them
+    /// ([`TermRules::MemPalace311`]), with the closets
     /// of a migrated palace lifting their files' drawers and showing their best passage
     /// ([`crate::closets`]).
     pub fn mempalace_3_11() -> Self {
@@ -251,7 +252,7 @@ impl Fusion {
             lexical_weight: 0.4,
             candidate_factor: 4,
             min_candidates: 0,
-            terms: TermRules::Words,
+            terms: TermRules::MemPalace311,
             candidates: CandidateSource::Vector,
             closet_boost: true,
         }

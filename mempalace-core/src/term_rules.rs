@@ -10,14 +10,17 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::lexical::terms;
+use crate::lexical::{terms, word_runs};
 
 /// Which terms the fusion's BM25 compares.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TermRules {
-    /// The words as [`terms`] splits them (MemPalace 3.11's re-rank).
+    /// The words as [`terms`] splits them.
     Words,
+    /// MemPalace 3.11's own words ([`word_runs`]: `_` joins, no CJK split, no length cap),
+    /// all kept: its re-rank exactly.
+    MemPalace311,
     /// The words without English stop words ("how", "are", "the", ...): the default.
     #[default]
     WithoutStopWords,
@@ -44,6 +47,7 @@ pub fn is_stop_word(term: &str) -> bool {
 
 /// Turns texts into terms under one set of rules, decided by the query; stems are memoised.
 pub struct TermMaker {
+    split_as_3_11: bool,
     drop_stop_words: bool,
     stemmer: Option<frostem::Stemmer>,
     stems: HashMap<String, String>,
@@ -53,9 +57,10 @@ impl TermMaker {
     /// Rules for scoring documents against `query`: stop words are dropped only when the
     /// rules say so and the query has some other word.
     pub fn for_query(query: &str, rules: TermRules) -> Self {
-        let drop_stop_words =
-            rules != TermRules::Words && terms(query).iter().any(|t| !is_stop_word(t));
+        let drop_stop_words = matches!(rules, TermRules::WithoutStopWords | TermRules::Stems)
+            && terms(query).iter().any(|t| !is_stop_word(t));
         TermMaker {
+            split_as_3_11: rules == TermRules::MemPalace311,
             drop_stop_words,
             stemmer: (rules == TermRules::Stems)
                 .then(|| frostem::Stemmer::new(frostem::Algorithm::English)),
@@ -65,7 +70,11 @@ impl TermMaker {
 
     /// The terms of `text`, in order.
     pub fn terms(&mut self, text: &str) -> Vec<String> {
-        let mut out = terms(text);
+        let mut out = if self.split_as_3_11 {
+            word_runs(text)
+        } else {
+            terms(text)
+        };
         if self.drop_stop_words {
             out.retain(|t| !is_stop_word(t));
         }
@@ -97,6 +106,17 @@ mod tests {
             m.terms("How are artifacts signed?"),
             vec!["how", "are", "artifacts", "signed"]
         );
+    }
+
+    #[test]
+    fn mempalace_3_11_words_keep_identifiers_whole() {
+        let mut m = TermMaker::for_query("zip archive", TermRules::MemPalace311);
+        assert_eq!(
+            m.terms("The is_zipfile() check, a ZIP archive"),
+            vec!["the", "is_zipfile", "check", "zip", "archive"]
+        );
+        let mut m = TermMaker::for_query("zip archive", TermRules::Words);
+        assert_eq!(m.terms("is_zipfile"), vec!["is", "zipfile"]);
     }
 
     #[test]

@@ -167,7 +167,11 @@ async fn re_mining_or_deleting_a_file_drops_its_closets() {
         "a dry run deletes nothing"
     );
     let again = chunk(GARDEN, "garden", 0, GARDEN_CHUNKS[0]);
-    let vectors = p.embedder().embed(std::slice::from_ref(&again.text)).await.unwrap();
+    let vectors = p
+        .embedder()
+        .embed(std::slice::from_ref(&again.text))
+        .await
+        .unwrap();
     p.import_closets(&[garden_closet()]).await.unwrap();
     p.file_mined(&[again], &vectors, &[]).await.unwrap();
     assert_eq!(
