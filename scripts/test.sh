@@ -13,6 +13,19 @@ if [ -n "${QDRANT_URL:-}" ]; then
 else
     echo "Qdrant tests: SKIPPED (QDRANT_URL not set; ../shared/qdrant/start.sh starts a server)"
 fi
+# The PostgreSQL graph's tests read MEMPALACE_TEST_POSTGRES_URL; without one, a throwaway
+# cluster is started for this run (initdb + pg_ctl in a temp dir) and stopped on exit.
+if [ -z "${MEMPALACE_TEST_POSTGRES_URL:-}" ]; then
+    if pg_env="$(bash scripts/postgres/start.sh)"; then
+        eval "$pg_env"
+        trap 'bash scripts/postgres/stop.sh' EXIT
+        echo "PostgreSQL tests: against a throwaway cluster, $MEMPALACE_TEST_POSTGRES_URL"
+    else
+        echo "PostgreSQL tests: SKIPPED (no PostgreSQL server binaries: Debian package postgresql)"
+    fi
+else
+    echo "PostgreSQL tests: against $MEMPALACE_TEST_POSTGRES_URL"
+fi
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --workspace --no-fail-fast "$@"
 else

@@ -65,6 +65,31 @@ pub fn predicate_id(predicate: &str) -> String {
 }
 
 /// Checks an entity name or predicate is usable.
+/// MemPalace 3.11's id for a new triple: `t_{subject}_{predicate}_{object}_{hash12}`, where
+/// hash12 is the first 12 hex digits of SHA-256 over `{len}:{valid_from}{len}:{recorded_at}`
+/// (valid_from `None` when absent, recorded_at now, local time with microseconds). Ids written
+/// by earlier releases (8 hex digits of MD5) are read like any other.
+pub fn triple_id(
+    subject_id: &str,
+    predicate_id: &str,
+    object_id: &str,
+    valid_from: Option<&str>,
+) -> String {
+    use sha2::{Digest, Sha256};
+    let valid_from = valid_from.unwrap_or("None");
+    let recorded_at = crate::temporal::now_iso();
+    let key = format!(
+        "{}:{valid_from}{}:{recorded_at}",
+        valid_from.chars().count(),
+        recorded_at.chars().count()
+    );
+    let digest = hex::encode(Sha256::digest(key.as_bytes()));
+    format!(
+        "t_{subject_id}_{predicate_id}_{object_id}_{}",
+        &digest[..12]
+    )
+}
+
 fn validate_term(field: &'static str, value: &str) -> Result<()> {
     if value.trim().is_empty() {
         return Err(PalaceError::invalid(field, "must not be empty"));

@@ -4,16 +4,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use mempalace_core::knowledge_graph::{entity_id, predicate_id};
+use mempalace_core::knowledge_graph::{entity_id, predicate_id, triple_id};
 use mempalace_core::temporal::{
-    canonical_date, ends_before_start, now_iso, start_key, supersede_boundary, today,
+    canonical_date, ends_before_start, start_key, supersede_boundary, today,
 };
 use mempalace_core::{
     Direction, EntityCandidate, Fact, KgStats, KnowledgeGraph, NewEntity, NewTriple, Page,
     PalaceError, Result, Supersede, Supersession,
 };
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
-use sha2::{Digest, Sha256};
 
 use crate::facts::{
     entity_candidates, entity_exists, entity_facts, relationship_facts, timeline_count,
@@ -209,22 +208,6 @@ fn sql(operation: &'static str) -> impl Fn(rusqlite::Error) -> PalaceError {
 fn immediate<'c>(conn: &'c mut Connection, operation: &'static str) -> Result<Transaction<'c>> {
     conn.transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(sql(operation))
-}
-
-/// MemPalace 3.11's triple id: `t_{subject}_{predicate}_{object}_{hash12}`, where hash12 is
-/// the first 12 hex digits of SHA-256 over `{len}:{valid_from}{len}:{recorded_at}`
-/// (valid_from `None` when absent, recorded_at the local time with microseconds). Ids written
-/// by earlier releases (8 hex digits of MD5) are read like any other.
-fn triple_id(sub: &str, pred: &str, obj: &str, valid_from: Option<&str>) -> String {
-    let valid_from = valid_from.unwrap_or("None");
-    let recorded_at = now_iso();
-    let key = format!(
-        "{}:{valid_from}{}:{recorded_at}",
-        valid_from.chars().count(),
-        recorded_at.chars().count()
-    );
-    let digest = hex::encode(Sha256::digest(key.as_bytes()));
-    format!("t_{sub}_{pred}_{obj}_{}", &digest[..12])
 }
 
 /// The open fact with this subject, predicate and object (the duplicate check of a write).

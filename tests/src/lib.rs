@@ -67,21 +67,26 @@ macro_rules! vector_store_conformance {
     };
 }
 
-/// Generates one `#[tokio::test]` per knowledge-graph behaviour for a [`KgFactory`] value.
+/// Generates one `#[tokio::test]` per knowledge-graph behaviour for a [`KgFactory`] value;
+/// `requires = "VAR"` gates each test on a server address as [`vector_store_conformance!`]
+/// does.
 #[macro_export]
 macro_rules! knowledge_graph_conformance {
-    ($factory:expr) => {
-        $crate::knowledge_graph_conformance!(@tests $factory;
+    ($factory:expr $(, requires = $var:literal)?) => {
+        $crate::knowledge_graph_conformance!(@tests $factory, [$($var)?];
             fresh_graph_reads_create_nothing, query_both_directions, as_of_boundaries,
             invalidate_closes_without_deleting, supersede_leaves_no_overlap, duplicate_open_triples_collapse,
             unicode_entity_names, unknown_names_resolve_to_a_single_candidate, unknown_entity_is_empty, bad_input_writes_nothing,
             timeline_is_chronological_and_paged, stats_and_relationships, entity_upsert_keeps_one_row,
             concurrent_adds_all_land);
     };
-    (@tests $factory:expr; $($name:ident),*) => {
+    (@tests $factory:expr, $requires:tt; $($name:ident),*) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() {
+                if !$crate::vector_store_conformance!(@available $requires, $name) {
+                    return;
+                }
                 $crate::knowledge_graph_suite::$name(&$factory).await;
             }
         )*

@@ -26,6 +26,12 @@ pub fn skips_fail() -> bool {
     std::env::var(REQUIRE_VAR).is_ok_and(|v| v.trim() == "1")
 }
 
+/// The PostgreSQL URL (`MEMPALACE_TEST_POSTGRES_URL`, set by `scripts/postgres/start.sh`) for
+/// `test`, or `None` after reporting the skip.
+pub fn postgres_url(test: &str) -> Option<String> {
+    service_address("MEMPALACE_TEST_POSTGRES_URL", test)
+}
+
 /// The Qdrant URL (`QDRANT_URL`) for `test`, or `None` after reporting the skip.
 pub fn qdrant_url(test: &str) -> Option<String> {
     service_address("QDRANT_URL", test)

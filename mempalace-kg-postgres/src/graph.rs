@@ -1,0 +1,724 @@
+//! `PostgresKnowledgeGraph`: the `KnowledgeGraph` trait over one PostgreSQL schema.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use mempalace_core::knowledge_graph::{entity_id, predicate_id, triple_id};
+use mempalace_core::temporal::{
+    canonical_date, ends_before_start, start_key, supersede_boundary, today,
+};
+use mempalace_core::{
+    Direction, EntityCandidate, Fact, KgStats, KnowledgeGraph, NewEntity, NewTriple, Page,
+    PalaceError, Result, Supersede, Supersession,
+};
+use tokio_postgres::{IsolationLevel, NoTls, Row};
+
+use crate::schema::{SchemaName, create_schema_sql};
+
+/// Connections the pool keeps at most (per process).
+const POOL_SIZE: usize = 16;
+/// How long a call waits for a free connection, or for a new one to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Names shorter than this get no candidates (3.11's `_MIN_ENTITY_CANDIDATE_LEN`).
+const MIN_CANDIDATE_LEN: usize = 3;
+
+/// A MemPalace knowledge graph in one PostgreSQL schema, shared by every process and host
+/// that opens the same server and schema.
+///
+/// Writes are transactions: a duplicate open fact cannot be filed by two hosts at once (a
+/// unique index on open facts), and supersede and invalidate lock the rows they close. Reads of
+/// a schema that does not exist yet return empty results and create nothing. Cheap to clone.
+#[derive(Clone)]
+pub struct PostgresKnowledgeGraph {
+    pool: Pool,
+    schema: SchemaName,
+    created: std::sync::Arc<AtomicBool>,
+}
+
+/// A PostgreSQL error with the server's message, for `operation`.
+fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> PalaceError {
+    move |e| {
+        let detail = match e.as_db_error() {
+            Some(db) => format!("{} ({})", db.message(), db.code().code()),
+            None => e.to_string(),
+        };
+        PalaceError::kg(operation, detail)
+    }
+}
+
+impl PostgresKnowledgeGraph {
+    /// A graph in `schema` of the database at `url` (`postgres://user@host:port/db`, key=value
+    /// form works too). Nothing is connected until the first call.
+    pub fn connect(url: &str, schema: SchemaName) -> Result<Self> {
+        let config: tokio_postgres::Config = url.parse().map_err(|e| {
+            PalaceError::invalid("postgres_url", format!("not a PostgreSQL URL: {e}"))
+        })?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(CONNECT_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(|e| PalaceError::kg("connect", e.to_string()))?;
+        Ok(PostgresKnowledgeGraph {
+            pool,
+            schema,
+            created: Default::default(),
+        })
+    }
+
+    /// The schema holding the graph.
+    pub fn schema(&self) -> &SchemaName {
+        &self.schema
+    }
+
+    async fn client(&self, operation: &'static str) -> Result<deadpool_postgres::Object> {
+        self.pool
+            .get()
+            .await
+            .map_err(|e| PalaceError::kg(operation, format!("connecting to PostgreSQL: {e}")))
+    }
+
+    /// Whether the graph's tables exist (remembered once they do).
+    async fn tables_exist(&self, operation: &'static str) -> Result<bool> {
+        if self.created.load(Ordering::Acquire) {
+            return Ok(true);
+        }
+        let client = self.client(operation).await?;
+        let row = client
+            .query_one(
+                "SELECT to_regclass($1) IS NOT NULL",
+                &[&format!("{}.triples", self.schema.quoted())],
+            )
+            .await
+            .map_err(pg(operation))?;
+        let exists: bool = row.get(0);
+        if exists {
+            self.created.store(true, Ordering::Release);
+        }
+        Ok(exists)
+    }
+
+    /// Creates the schema and tables if missing; concurrent creators (other hosts) take turns
+    /// on an advisory lock, so none fails on another's half-made schema.
+    async fn ensure_tables(&self) -> Result<()> {
+        if self.created.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let op = "create";
+        let mut client = self.client(op).await?;
+        let tx = client.transaction().await.map_err(pg(op))?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext($1))",
+            &[&format!("mempalace-kg:{}", self.schema.as_str())],
+        )
+        .await
+        .map_err(pg(op))?;
+        tx.batch_execute(&create_schema_sql(&self.schema.quoted()))
+            .await
+            .map_err(pg(op))?;
+        tx.commit().await.map_err(pg(op))?;
+        self.created.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// `sql` with `{s}` replaced by the quoted schema.
+    fn sql(&self, sql: &str) -> String {
+        sql.replace("{s}", &self.schema.quoted())
+    }
+
+    /// Adds many triples in one transaction (all or none); returns their ids in order.
+    pub async fn add_triples(&self, triples: &[NewTriple]) -> Result<Vec<String>> {
+        let validated: Vec<NewTriple> = triples
+            .iter()
+            .map(NewTriple::validated)
+            .collect::<Result<_>>()?;
+        self.ensure_tables().await?;
+        let op = "add_triples";
+        let mut client = self.client(op).await?;
+        let tx = client.transaction().await.map_err(pg(op))?;
+        let mut ids = Vec::with_capacity(validated.len());
+        for t in &validated {
+            ids.push(self.insert_triple(&tx, t, op).await?);
+        }
+        tx.commit().await.map_err(pg(op))?;
+        Ok(ids)
+    }
+
+    /// Inserts the entity if missing (keeping an existing display name); returns its id.
+    async fn ensure_entity(
+        &self,
+        tx: &impl GenericClient,
+        name: &str,
+        op: &'static str,
+    ) -> Result<String> {
+        let id = entity_id(name);
+        let stmt = tx
+            .prepare_cached(&self.sql(
+                "INSERT INTO {s}.entities (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
+            ))
+            .await
+            .map_err(pg(op))?;
+        tx.execute(&stmt, &[&id, &name]).await.map_err(pg(op))?;
+        Ok(id)
+    }
+
+    /// The open fact's id for (subject, predicate, object), if there is one.
+    async fn open_fact(
+        &self,
+        tx: &impl GenericClient,
+        spo: [&str; 3],
+        op: &'static str,
+    ) -> Result<Option<String>> {
+        let stmt = tx
+            .prepare_cached(&self.sql(
+                "SELECT id FROM {s}.triples WHERE subject = $1 AND predicate = $2 AND object = $3
+                 AND valid_to IS NULL",
+            ))
+            .await
+            .map_err(pg(op))?;
+        let row = tx
+            .query_opt(&stmt, &[&spo[0], &spo[1], &spo[2]])
+            .await
+            .map_err(pg(op))?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    /// Inserts a validated triple unless the same fact is open; returns its id. As 3.11:
+    /// while the same fact is current, adding it again (with any interval) returns the
+    /// current one; a writer that loses the race to file it returns the winner's.
+    async fn insert_triple(
+        &self,
+        tx: &impl GenericClient,
+        t: &NewTriple,
+        op: &'static str,
+    ) -> Result<String> {
+        let sub = self.ensure_entity(tx, &t.subject, op).await?;
+        let obj = self.ensure_entity(tx, &t.object, op).await?;
+        let spo = [sub.as_str(), t.predicate.as_str(), obj.as_str()];
+        if let Some(id) = self.open_fact(tx, spo, op).await? {
+            return Ok(id);
+        }
+        let id = triple_id(&sub, &t.predicate, &obj, t.valid_from.as_deref());
+        let stmt = tx
+            .prepare_cached(&self.sql(
+                "INSERT INTO {s}.triples (id, subject, predicate, object, valid_from, valid_to,
+                     confidence, source_closet, source_file, source_drawer_id)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                 ON CONFLICT (subject, predicate, object) WHERE valid_to IS NULL DO NOTHING
+                 RETURNING id",
+            ))
+            .await
+            .map_err(pg(op))?;
+        let inserted = tx
+            .query_opt(
+                &stmt,
+                &[
+                    &id,
+                    &sub,
+                    &t.predicate,
+                    &obj,
+                    &t.valid_from,
+                    &t.valid_to,
+                    &t.confidence,
+                    &t.source_closet,
+                    &t.source_file,
+                    &t.source_drawer_id,
+                ],
+            )
+            .await
+            .map_err(pg(op))?;
+        match inserted {
+            Some(row) => Ok(row.get(0)),
+            None => self
+                .open_fact(tx, spo, op)
+                .await?
+                .ok_or_else(|| PalaceError::kg(op, "the open fact vanished while filing it")),
+        }
+    }
+
+    /// Locks the open (subject, predicate, object) facts and closes them at `ended`; errors,
+    /// changing nothing, when that would end a fact before it started (`field` names the
+    /// argument at fault).
+    async fn close_open_facts(
+        &self,
+        tx: &impl GenericClient,
+        spo: [&str; 3],
+        ended: &str,
+        field: &'static str,
+        op: &'static str,
+    ) -> Result<u64> {
+        let starts = tx
+            .query(
+                &self.sql(
+                    "SELECT valid_from FROM {s}.triples WHERE subject = $1 AND predicate = $2
+                     AND object = $3 AND valid_to IS NULL FOR UPDATE",
+                ),
+                &[&spo[0], &spo[1], &spo[2]],
+            )
+            .await
+            .map_err(pg(op))?;
+        for row in &starts {
+            if let Some(start) = row.get::<_, Option<String>>(0)
+                && ends_before_start(&start, ended)
+            {
+                return Err(PalaceError::invalid(
+                    field,
+                    format!("{ended} is before the fact's valid_from {start}"),
+                ));
+            }
+        }
+        let n = tx
+            .execute(
+                &self.sql(
+                    "UPDATE {s}.triples SET valid_to = $4 WHERE subject = $1 AND predicate = $2
+                     AND object = $3 AND valid_to IS NULL",
+                ),
+                &[&spo[0], &spo[1], &spo[2], &ended],
+            )
+            .await
+            .map_err(pg(op))?;
+        Ok(n)
+    }
+
+    /// Facts where `id` is the subject (outgoing) or object (incoming), valid at `as_of`; the
+    /// entity's side carries `name`, the name asked for (as 3.11 answers).
+    async fn entity_facts(
+        &self,
+        client: &impl GenericClient,
+        id: &str,
+        name: &str,
+        as_of: Option<&str>,
+        direction: Direction,
+        op: &'static str,
+    ) -> Result<Vec<Fact>> {
+        let sides: &[(Direction, &str)] = match direction {
+            Direction::Outgoing => &[(Direction::Outgoing, "t.subject")],
+            Direction::Incoming => &[(Direction::Incoming, "t.object")],
+            Direction::Both => &[
+                (Direction::Outgoing, "t.subject"),
+                (Direction::Incoming, "t.object"),
+            ],
+        };
+        let mut facts = Vec::new();
+        for (side, column) in sides {
+            let sql = self.sql(&format!(
+                "{FACT_SELECT} WHERE {column} = $1 AND {VALID_AT} {CHRONOLOGICAL}"
+            ));
+            let stmt = client.prepare_cached(&sql).await.map_err(pg(op))?;
+            for row in client.query(&stmt, &[&id, &as_of]).await.map_err(pg(op))? {
+                let mut fact = fact_from_row(&row, Some(*side));
+                match side {
+                    Direction::Incoming => fact.object = name.to_string(),
+                    _ => fact.subject = name.to_string(),
+                }
+                facts.push(fact);
+            }
+        }
+        Ok(facts)
+    }
+
+    /// 3.11's entity candidates for `name` (id `id`): at most 5 other entities whose name has
+    /// `name` as a whole space-separated part or whose id has the id as a whole `_`-separated
+    /// part, case-insensitively.
+    async fn candidates(
+        &self,
+        client: &impl GenericClient,
+        name: &str,
+        id: &str,
+        op: &'static str,
+    ) -> Result<Vec<EntityCandidate>> {
+        if name.chars().count() < MIN_CANDIDATE_LEN {
+            return Ok(Vec::new());
+        }
+        let (n, i) = (escape_like(name), escape_like(id));
+        let stmt = client
+            .prepare_cached(&self.sql(
+                r"SELECT id, name FROM {s}.entities WHERE id <> $1 AND (name = $2
+                    OR name ILIKE $3 ESCAPE '\' OR name ILIKE $4 ESCAPE '\' OR name ILIKE $5 ESCAPE '\'
+                    OR id ILIKE $6 ESCAPE '\' OR id ILIKE $7 ESCAPE '\' OR id ILIKE $8 ESCAPE '\')
+                 ORDER BY id LIMIT 5",
+            ))
+            .await
+            .map_err(pg(op))?;
+        let rows = client
+            .query(
+                &stmt,
+                &[
+                    &id,
+                    &name,
+                    &format!("{n} %"),
+                    &format!("% {n}"),
+                    &format!("% {n} %"),
+                    &format!("{i}\\_%"),
+                    &format!("%\\_{i}"),
+                    &format!("%\\_{i}\\_%"),
+                ],
+            )
+            .await
+            .map_err(pg(op))?;
+        Ok(rows
+            .iter()
+            .map(|r| EntityCandidate {
+                id: r.get(0),
+                name: r.get(1),
+            })
+            .collect())
+    }
+}
+
+/// Columns of a fact, with display names joined from `entities`.
+const FACT_SELECT: &str =
+    "SELECT COALESCE(s.name, t.subject), t.predicate, COALESCE(o.name, t.object),
+        t.valid_from, t.valid_to, t.confidence, t.source_closet
+    FROM {s}.triples t
+    LEFT JOIN {s}.entities s ON s.id = t.subject
+    LEFT JOIN {s}.entities o ON o.id = t.object";
+
+/// Validity at `$2`, the as-of instant's start key (NULL: no date restriction): 3.11's filter,
+/// a date-only bound compared as its first (valid_from) or last (valid_to) second, half-open at
+/// the top; see `mempalace_core::temporal`.
+const VALID_AT: &str = "($2::text IS NULL OR (
+    (t.valid_from IS NULL OR (CASE WHEN length(t.valid_from) = 10 AND substr(t.valid_from, 5, 1) = '-'
+        AND substr(t.valid_from, 8, 1) = '-' THEN t.valid_from || 'T00:00:00Z' ELSE t.valid_from END) <= $2)
+    AND (t.valid_to IS NULL OR (CASE WHEN length(t.valid_to) = 10 AND substr(t.valid_to, 5, 1) = '-'
+        AND substr(t.valid_to, 8, 1) = '-' THEN t.valid_to || 'T23:59:59Z' ELSE t.valid_to END) > $2)))";
+
+/// Chronological order, undated facts last, then by id (3.11's timeline order).
+const CHRONOLOGICAL: &str = "ORDER BY t.valid_from IS NULL, t.valid_from, t.id";
+
+fn fact_from_row(row: &Row, direction: Option<Direction>) -> Fact {
+    let valid_to: Option<String> = row.get(4);
+    Fact {
+        direction,
+        subject: row.get(0),
+        predicate: row.get(1),
+        object: row.get(2),
+        valid_from: row.get(3),
+        current: valid_to.is_none(),
+        valid_to,
+        confidence: row.get::<_, Option<f64>>(5).unwrap_or(1.0),
+        source_closet: row.get(6),
+    }
+}
+
+/// Escapes `%`, `_` and `\` for a `LIKE … ESCAPE '\'` pattern.
+fn escape_like(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+}
+
+/// The comparable instant of a query's `as_of` (see `mempalace_core::temporal`).
+fn as_of_key(as_of: Option<&str>) -> Result<Option<String>> {
+    as_of
+        .map(|d| canonical_date("as_of", d).map(|d| start_key(&d)))
+        .transpose()
+}
+
+#[async_trait]
+impl KnowledgeGraph for PostgresKnowledgeGraph {
+    async fn exists(&self) -> Result<bool> {
+        self.tables_exist("exists").await
+    }
+
+    async fn create_if_missing(&self) -> Result<()> {
+        self.ensure_tables().await
+    }
+
+    async fn add_entity(&self, entity: &NewEntity) -> Result<String> {
+        entity.validate()?;
+        self.ensure_tables().await?;
+        let id = entity_id(&entity.name);
+        let op = "add_entity";
+        let client = self.client(op).await?;
+        client
+            .execute(
+                &self.sql(
+                    "INSERT INTO {s}.entities (id, name, type, properties) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (id) DO UPDATE SET name = excluded.name, type = excluded.type,
+                         properties = excluded.properties",
+                ),
+                &[
+                    &id,
+                    &entity.name.trim(),
+                    &entity.entity_type.trim(),
+                    &entity.properties.to_string(),
+                ],
+            )
+            .await
+            .map_err(pg(op))?;
+        Ok(id)
+    }
+
+    async fn add_triple(&self, triple: &NewTriple) -> Result<String> {
+        let t = triple.validated()?;
+        self.ensure_tables().await?;
+        let op = "add_triple";
+        let mut client = self.client(op).await?;
+        let tx = client.transaction().await.map_err(pg(op))?;
+        let id = self.insert_triple(&tx, &t, op).await?;
+        tx.commit().await.map_err(pg(op))?;
+        Ok(id)
+    }
+
+    async fn invalidate(
+        &self,
+        subject: &str,
+        predicate: &str,
+        object: &str,
+        ended: Option<&str>,
+    ) -> Result<u64> {
+        let ended = match ended {
+            Some(d) => canonical_date("ended", d)?,
+            None => today(),
+        };
+        let (sub, pred, obj) = (
+            entity_id(subject),
+            predicate_id(predicate),
+            entity_id(object),
+        );
+        let op = "invalidate";
+        if !self.tables_exist(op).await? {
+            return Ok(0);
+        }
+        let mut client = self.client(op).await?;
+        let tx = client.transaction().await.map_err(pg(op))?;
+        let n = self
+            .close_open_facts(&tx, [&sub, &pred, &obj], &ended, "ended", op)
+            .await?;
+        tx.commit().await.map_err(pg(op))?;
+        Ok(n)
+    }
+
+    async fn supersede(&self, change: &Supersede) -> Result<Supersession> {
+        // As 3.11: the old fact closes and the new one opens at one shared instant, in one
+        // transaction. With no current old fact the new one still opens (a plain add); when
+        // the new one is already current its id is returned and nothing else changes.
+        let at = supersede_boundary(change.at.as_deref())?;
+        let mut new = NewTriple::new(&change.subject, &change.predicate, &change.new_object);
+        new.valid_from = Some(at.clone());
+        new.confidence = change.confidence;
+        new.source_closet = change.source_closet.clone();
+        let new = new.validated()?;
+        NewTriple::new(&change.subject, &change.predicate, &change.old_object).validated()?;
+        let (sub, old_obj) = (entity_id(&change.subject), entity_id(&change.old_object));
+        self.ensure_tables().await?;
+        let op = "supersede";
+        let mut client = self.client(op).await?;
+        let tx = client.transaction().await.map_err(pg(op))?;
+        self.close_open_facts(&tx, [&sub, &new.predicate, &old_obj], &at, "at", op)
+            .await?;
+        let new_triple_id = self.insert_triple(&tx, &new, op).await?;
+        tx.commit().await.map_err(pg(op))?;
+        Ok(Supersession {
+            new_triple_id,
+            old_valid_to: at.clone(),
+            new_valid_from: at,
+        })
+    }
+
+    async fn query_entity(
+        &self,
+        name: &str,
+        as_of: Option<&str>,
+        direction: Direction,
+    ) -> Result<Vec<Fact>> {
+        let as_of = as_of_key(as_of)?;
+        let name = name.trim();
+        let id = entity_id(name);
+        let op = "query_entity";
+        if !self.tables_exist(op).await? {
+            return Ok(Vec::new());
+        }
+        let client = self.client(op).await?;
+        let facts = self
+            .entity_facts(&client, &id, name, as_of.as_deref(), direction, op)
+            .await?;
+        if !facts.is_empty() {
+            return Ok(facts);
+        }
+        let known = client
+            .query_opt(
+                &self.sql("SELECT 1 FROM {s}.entities WHERE id = $1"),
+                &[&id],
+            )
+            .await
+            .map_err(pg(op))?
+            .is_some();
+        if known {
+            return Ok(facts);
+        }
+        // As 3.11: an unknown name that matches exactly one entity by whole words or id parts
+        // ("Alice" for "Alice Smith") answers with that entity's facts.
+        match self.candidates(&client, name, &id, op).await?.as_slice() {
+            [only] => {
+                self.entity_facts(
+                    &client,
+                    &only.id,
+                    &only.name,
+                    as_of.as_deref(),
+                    direction,
+                    op,
+                )
+                .await
+            }
+            _ => Ok(facts),
+        }
+    }
+
+    async fn entity_candidates(&self, name: &str) -> Result<Vec<EntityCandidate>> {
+        let name = name.trim();
+        let op = "entity_candidates";
+        if !self.tables_exist(op).await? {
+            return Ok(Vec::new());
+        }
+        let client = self.client(op).await?;
+        self.candidates(&client, name, &entity_id(name), op).await
+    }
+
+    async fn query_relationship(&self, predicate: &str, as_of: Option<&str>) -> Result<Vec<Fact>> {
+        let as_of = as_of_key(as_of)?;
+        let pred = predicate_id(predicate);
+        let op = "query_relationship";
+        if !self.tables_exist(op).await? {
+            return Ok(Vec::new());
+        }
+        let client = self.client(op).await?;
+        let stmt = client
+            .prepare_cached(&self.sql(&format!(
+                "{FACT_SELECT} WHERE t.predicate = $1 AND {VALID_AT} {CHRONOLOGICAL}"
+            )))
+            .await
+            .map_err(pg(op))?;
+        let rows = client
+            .query(&stmt, &[&pred, &as_of.as_deref()])
+            .await
+            .map_err(pg(op))?;
+        Ok(rows.iter().map(|r| fact_from_row(r, None)).collect())
+    }
+
+    async fn timeline(&self, entity: Option<&str>, page: Page) -> Result<Vec<Fact>> {
+        let op = "timeline";
+        if !self.tables_exist(op).await? {
+            return Ok(Vec::new());
+        }
+        let (limit, offset) = (page.limit as i64, page.offset as i64);
+        let client = self.client(op).await?;
+        let rows = match entity.map(entity_id) {
+            Some(id) => {
+                let stmt = client
+                    .prepare_cached(&self.sql(&format!(
+                        "{FACT_SELECT} WHERE t.subject = $1 OR t.object = $1
+                         {CHRONOLOGICAL} LIMIT $2 OFFSET $3"
+                    )))
+                    .await
+                    .map_err(pg(op))?;
+                client.query(&stmt, &[&id, &limit, &offset]).await
+            }
+            None => {
+                let stmt = client
+                    .prepare_cached(
+                        &self.sql(&format!("{FACT_SELECT} {CHRONOLOGICAL} LIMIT $1 OFFSET $2")),
+                    )
+                    .await
+                    .map_err(pg(op))?;
+                client.query(&stmt, &[&limit, &offset]).await
+            }
+        }
+        .map_err(pg(op))?;
+        Ok(rows.iter().map(|r| fact_from_row(r, None)).collect())
+    }
+
+    async fn timeline_total(&self, entity: Option<&str>) -> Result<u64> {
+        let op = "timeline_total";
+        if !self.tables_exist(op).await? {
+            return Ok(0);
+        }
+        let client = self.client(op).await?;
+        let row =
+            match entity.map(entity_id) {
+                Some(id) => client
+                    .query_one(
+                        &self.sql(
+                            "SELECT COUNT(*) FROM {s}.triples WHERE subject = $1 OR object = $1",
+                        ),
+                        &[&id],
+                    )
+                    .await,
+                None => {
+                    client
+                        .query_one(&self.sql("SELECT COUNT(*) FROM {s}.triples"), &[])
+                        .await
+                }
+            }
+            .map_err(pg(op))?;
+        Ok(row.get::<_, i64>(0).max(0) as u64)
+    }
+
+    async fn stats(&self) -> Result<KgStats> {
+        let op = "stats";
+        if !self.tables_exist(op).await? {
+            return Ok(KgStats {
+                entities: 0,
+                triples: 0,
+                current_facts: 0,
+                expired_facts: 0,
+                relationship_types: Vec::new(),
+                predicates: Default::default(),
+            });
+        }
+        let mut client = self.client(op).await?;
+        // One snapshot: every count sees the same state while other hosts write.
+        let tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(pg(op))?;
+        let row = tx
+            .query_one(
+                &self.sql(
+                    "SELECT (SELECT COUNT(*) FROM {s}.entities), (SELECT COUNT(*) FROM {s}.triples),
+                        (SELECT COUNT(*) FROM {s}.triples WHERE valid_to IS NULL)",
+                ),
+                &[],
+            )
+            .await
+            .map_err(pg(op))?;
+        let count = |i: usize| row.get::<_, i64>(i).max(0) as u64;
+        let (entities, triples, current_facts) = (count(0), count(1), count(2));
+        let predicates: std::collections::BTreeMap<String, u64> = tx
+            .query(
+                &self.sql(
+                    "SELECT predicate, COUNT(*) FROM {s}.triples GROUP BY predicate ORDER BY predicate",
+                ),
+                &[],
+            )
+            .await
+            .map_err(pg(op))?
+            .iter()
+            .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1).max(0) as u64))
+            .collect();
+        tx.commit().await.map_err(pg(op))?;
+        Ok(KgStats {
+            entities,
+            triples,
+            current_facts,
+            expired_facts: triples.saturating_sub(current_facts),
+            relationship_types: predicates.keys().cloned().collect(),
+            predicates,
+        })
+    }
+}
