@@ -67,6 +67,7 @@ async fn main() -> anyhow::Result<()> {
         backend: None,
         qdrant_url: None,
         qdrant_api_key: None,
+        kg_postgres_url: None,
         collection: None,
         model_dir: None,
     };

@@ -31,7 +31,7 @@ macro_rules! version_text {
         concat!(
             env!("CARGO_PKG_VERSION"),
             "\nvector stores: lancedb (embedded, default), qdrant (gRPC)",
-            "\nknowledge graph: sqlite (MemPalace 3.11's file format)",
+            "\nknowledge graph: sqlite (MemPalace 3.11's file format), postgres (shared by a fleet)",
             "\nembedder: all-MiniLM-L6-v2 on candle (",
             $kernels,
             ")\nMCP transports: stdio, streamable HTTP (TLS: rustls)",
@@ -68,6 +68,17 @@ struct StackArgs {
     /// Qdrant API key.
     #[arg(long, global = true, env = "QDRANT_API_KEY", hide_env_values = true)]
     qdrant_api_key: Option<String>,
+    /// PostgreSQL URL of a knowledge graph shared by several hosts (a new palace keeps its
+    /// graph there, in a schema named for the palace; give it in the environment rather than
+    /// on the command line when it holds a password).
+    #[arg(
+        long,
+        global = true,
+        env = "MEMPALACE_KG_POSTGRES_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    kg_postgres_url: Option<String>,
     /// LanceDB table / Qdrant collection of a new palace (default: `mempalace_drawers` for LanceDB, `mempalace_<palace id>` for Qdrant).
     #[arg(long, global = true, value_name = "NAME")]
     collection: Option<String>,
@@ -454,6 +465,7 @@ async fn run(cli: Cli) -> Result<()> {
         backend: cli.stack.backend,
         qdrant_url: cli.stack.qdrant_url,
         qdrant_api_key: cli.stack.qdrant_api_key,
+        kg_postgres_url: cli.stack.kg_postgres_url,
         collection: cli.stack.collection,
         model_dir: cli.stack.model_dir,
     };

@@ -30,6 +30,23 @@ pub enum BackendKind {
     Qdrant,
 }
 
+/// Where the knowledge graph lives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KgBackend {
+    /// `knowledge_graph.sqlite3`, MemPalace 3.11's file (the default).
+    #[default]
+    Sqlite,
+    /// A PostgreSQL schema shared by every host of a fleet.
+    Postgres,
+}
+
+impl KgBackend {
+    fn is_sqlite(&self) -> bool {
+        *self == KgBackend::Sqlite
+    }
+}
+
 /// How a palace was built.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PalaceConfig {
@@ -50,6 +67,13 @@ pub struct PalaceConfig {
     /// [`palace_id_for`] their folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub palace_id: Option<String>,
+    /// Where the knowledge graph lives.
+    #[serde(default, skip_serializing_if = "KgBackend::is_sqlite")]
+    pub knowledge_graph: KgBackend,
+    /// The PostgreSQL schema of the graph (the PostgreSQL graph; the URL, which may hold a
+    /// password, is never recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kg_schema: Option<String>,
 }
 
 /// A palace id derived from the host and the palace folder's absolute path (16 hex digits):
@@ -96,6 +120,8 @@ impl PalaceConfig {
             table: default_collection(),
             qdrant_url: None,
             palace_id: None,
+            knowledge_graph: KgBackend::Sqlite,
+            kg_schema: None,
         }
     }
 

@@ -1,5 +1,6 @@
-//! Opening a palace on a chosen stack: LanceDB (default) or Qdrant for drawers, SQLite for the
-//! knowledge graph, all-MiniLM-L6-v2 (loaded lazily) for embeddings.
+//! Opening a palace on a chosen stack: LanceDB (default) or Qdrant for drawers, SQLite
+//! (default) or PostgreSQL for the knowledge graph, all-MiniLM-L6-v2 (loaded lazily) for
+//! embeddings.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,12 +11,13 @@ use mempalace_coord_sqlite::SqliteCoordinationLog;
 use mempalace_core::locations;
 use mempalace_core::{Embedder, Fusion, KnowledgeGraph, LazyEmbedder, Palace, VectorStore};
 use mempalace_embed_candle::{DIMENSION, MODEL_NAME, MiniLmEmbedder};
+use mempalace_kg_postgres::{PostgresKnowledgeGraph, SchemaName};
 use mempalace_kg_sqlite::SqliteKnowledgeGraph;
 use mempalace_links_json::JsonFileLinks;
 use mempalace_store_lance::{LanceOptions, LanceStore};
 use mempalace_store_qdrant::{QdrantOptions, QdrantStore};
 
-use crate::palace_config::{BackendKind, PalaceConfig, collection_for, palace_id_for};
+use crate::palace_config::{BackendKind, KgBackend, PalaceConfig, collection_for, palace_id_for};
 
 /// Folder of the LanceDB database inside the palace.
 pub const LANCE_DIR: &str = "lance";
@@ -34,6 +36,8 @@ pub struct StackOptions {
     pub qdrant_url: Option<String>,
     /// Qdrant API key.
     pub qdrant_api_key: Option<String>,
+    /// PostgreSQL URL for a shared knowledge graph (a new palace keeps its graph there).
+    pub kg_postgres_url: Option<String>,
     /// LanceDB table / Qdrant collection for a new palace; `None` means the recorded one,
     /// else `mempalace_drawers`.
     pub collection: Option<String>,
@@ -90,6 +94,17 @@ pub fn resolve_config(
         .clone()
         .unwrap_or_else(|| palace_id_for(path));
     config.palace_id = Some(palace_id.clone());
+    match (recorded.map(|r| r.knowledge_graph), &opts.kg_postgres_url) {
+        (None, Some(_)) => {
+            config.knowledge_graph = KgBackend::Postgres;
+            config.kg_schema = Some(SchemaName::for_palace(&palace_id)?.as_str().to_string());
+        }
+        (Some(KgBackend::Sqlite), Some(_)) => anyhow::bail!(
+            "the palace at {} keeps its knowledge graph in SQLite; it cannot be opened with a PostgreSQL URL",
+            path.display()
+        ),
+        _ => {}
+    }
     match &opts.collection {
         Some(collection) if recorded.is_some() && *collection != config.table => {
             anyhow::bail!(
@@ -157,14 +172,39 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
             )
         }
     };
-    let kg: Arc<dyn KnowledgeGraph> = Arc::new(SqliteKnowledgeGraph::open(
-        locations::knowledge_graph_path(path, opts.palace_explicit),
-    ));
+    let kg: Arc<dyn KnowledgeGraph> = match config.knowledge_graph {
+        KgBackend::Sqlite => Arc::new(SqliteKnowledgeGraph::open(locations::knowledge_graph_path(
+            path,
+            opts.palace_explicit,
+        ))),
+        KgBackend::Postgres => {
+            let local = locations::knowledge_graph_path(path, opts.palace_explicit);
+            if recorded.is_none() && local.exists() {
+                anyhow::bail!(
+                    "the palace at {} keeps its knowledge graph in SQLite ({}); it cannot be opened with a PostgreSQL URL",
+                    path.display(),
+                    local.display()
+                );
+            }
+            let schema = config.kg_schema.as_deref().unwrap_or_default();
+            let Some(url) = &opts.kg_postgres_url else {
+                anyhow::bail!(
+                    "the palace at {} keeps its knowledge graph in PostgreSQL (schema {schema}); set MEMPALACE_KG_POSTGRES_URL",
+                    path.display()
+                );
+            };
+            Arc::new(
+                PostgresKnowledgeGraph::connect(url, SchemaName::new(schema)?)
+                    .context("opening the PostgreSQL knowledge graph")?,
+            )
+        }
+    };
     // A palace that exists gets its palace.json (palaces created by a first MCP write have
-    // none yet, older ones no id); best effort, so a read-only palace still opens.
+    // none yet, older ones no id), and so does one whose graph is in PostgreSQL (so every
+    // later open finds it there); best effort, so a read-only palace still opens.
     let needs_record = recorded.as_ref().is_none_or(|r| r.palace_id.is_none());
     if needs_record
-        && store.exists().await?
+        && (config.knowledge_graph == KgBackend::Postgres || store.exists().await?)
         && let Err(e) = config.save(path)
     {
         tracing::warn!(error = %format!("{e:#}"), "could not record palace.json; continuing");
