@@ -21,7 +21,7 @@ if [ -z "${MEMPALACE_TEST_POSTGRES_URL:-}" ]; then
         trap 'bash scripts/postgres/stop.sh' EXIT
         echo "PostgreSQL tests: against a throwaway cluster, $MEMPALACE_TEST_POSTGRES_URL"
     else
-        echo "PostgreSQL tests: SKIPPED (no PostgreSQL server binaries: Debian package postgresql)"
+        echo "PostgreSQL tests: SKIPPED (no throwaway cluster could be started; see the message above)"
     fi
 else
     echo "PostgreSQL tests: against $MEMPALACE_TEST_POSTGRES_URL"

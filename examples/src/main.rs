@@ -469,6 +469,12 @@ async fn run(cli: Cli) -> Result<()> {
         collection: cli.stack.collection,
         model_dir: cli.stack.model_dir,
     };
+    if matches!(cli.command, Command::Migrate { .. }) && opts.kg_postgres_url.is_some() {
+        // 3.11's graph is a SQLite file: it is copied into the palace, which must keep it.
+        anyhow::bail!(
+            "migrate brings MemPalace 3.11's SQLite knowledge graph; run it without MEMPALACE_KG_POSTGRES_URL / --kg-postgres-url"
+        );
+    }
     let embedder = lazy_minilm(opts.model_dir.clone());
     let palace = Arc::new(open_palace(&opts, embedder.clone()).await?);
     match cli.command {

@@ -98,8 +98,9 @@ pub trait ClosetIndex: Send + Sync {
 
     /// The closets in `scope` whose text contains at least one of `words` (already
     /// lower-case, each at least [`MIN_CLOSET_WORD_CHARS`] long; matched case-insensitively
-    /// anywhere in the text), in filing order. An unscoped search keeps only the `cap` best
-    /// matches by the index's own relevance. No words, no closets.
+    /// anywhere in the text). A scoped search returns them all in filing order; an unscoped
+    /// one at most `cap`, the index's best matches first where it ranks them (as ChromaDB's
+    /// full-text index does for 3.11), else the first filed. No words, no closets.
     async fn containing_any(
         &self,
         words: &[String],

@@ -64,7 +64,6 @@ pub fn predicate_id(predicate: &str) -> String {
     predicate.trim().to_lowercase().replace(' ', "_")
 }
 
-/// Checks an entity name or predicate is usable.
 /// MemPalace 3.11's id for a new triple: `t_{subject}_{predicate}_{object}_{hash12}`, where
 /// hash12 is the first 12 hex digits of SHA-256 over `{len}:{valid_from}{len}:{recorded_at}`
 /// (valid_from `None` when absent, recorded_at now, local time with microseconds). Ids written
@@ -90,6 +89,7 @@ pub fn triple_id(
     )
 }
 
+/// Checks an entity name or predicate is usable.
 fn validate_term(field: &'static str, value: &str) -> Result<()> {
     if value.trim().is_empty() {
         return Err(PalaceError::invalid(field, "must not be empty"));

@@ -65,12 +65,14 @@ pub fn terms(text: &str) -> Vec<String> {
 /// letters, digits or `_`. Unlike [`terms`], `_` joins (`is_zipfile` is one word, as in code),
 /// CJK text is not split per character and no length cap applies.
 pub fn word_runs(text: &str) -> Vec<String> {
+    // The whole text is lower-cased first, as Python's `text.lower()` (a final sigma is ς).
+    let lower = text.to_lowercase();
     let mut out = Vec::new();
     let mut current = String::new();
     let mut chars = 0usize;
-    for c in text.chars().chain(std::iter::once(' ')) {
+    for c in lower.chars().chain(std::iter::once(' ')) {
         if c.is_alphanumeric() || c == '_' {
-            current.extend(c.to_lowercase());
+            current.push(c);
             chars += 1;
         } else {
             if chars >= 2 {

@@ -489,7 +489,15 @@ impl Palace {
                     }
                 }
                 if fusion.closet_boost {
-                    closet_lifts = self.closet_matches_for(query, &filter, limit).await?;
+                    // Closets are a signal, never a gate: without them (as in 3.11) the
+                    // search goes on with the drawers alone.
+                    closet_lifts = match self.closet_matches_for(query, &filter, limit).await {
+                        Ok(lifts) => lifts,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "closets unavailable; searching without them");
+                            HashMap::new()
+                        }
+                    };
                     if !closet_lifts.is_empty() {
                         candidates = self
                             .show_closet_passages(query, candidates, &closet_lifts)
@@ -557,9 +565,9 @@ impl Palace {
         Ok(closet_matches(query, &closets, limit))
     }
 
-    /// Orders the candidates by their distance less their file's closet boost (MemPalace
-    /// 3.11's candidate order, which decides ties) and shows each lifted candidate's file
-    /// through its best passage.
+    /// Shows each lifted candidate's file through its best passage. (3.11 also orders its
+    /// candidates by distance less the boost before its re-rank; with every candidate kept
+    /// and the re-rank's ties broken by distance and id, that order changes nothing here.)
     #[tracing::instrument(level = "debug", skip_all)]
     async fn show_closet_passages(
         &self,
@@ -567,14 +575,6 @@ impl Palace {
         mut candidates: Vec<Candidate>,
         lifts: &HashMap<String, ClosetMatch>,
     ) -> Result<Vec<Candidate>> {
-        let lifted_distance = |c: &Candidate| {
-            let boost = lifts
-                .get(&c.drawer.metadata.source_file)
-                .map_or(0.0, |m| m.boost);
-            c.distance
-                .map_or(f64::INFINITY, |d| (f64::from(d) - boost).clamp(0.0, 2.0))
-        };
-        candidates.sort_by(|a, b| lifted_distance(a).total_cmp(&lifted_distance(b)));
         let mut passages: HashMap<String, Option<String>> = HashMap::new();
         for c in &mut candidates {
             let source = &c.drawer.metadata.source_file;
@@ -818,18 +818,28 @@ impl Palace {
         }
         let _guard = self.write_lock.acquire().await?;
         self.create_if_missing().await?;
+        // A closet (3.11's, from a migration) points at the drawers the file had then: the
+        // closets of every file re-filed here, or losing chunks, go.
+        let mut sources: Vec<String> = drawers
+            .iter()
+            .map(|d| d.metadata.source_file.clone())
+            .collect();
+        if !stale_ids.is_empty() && self.closets.count().await? > 0 {
+            sources.extend(
+                self.store
+                    .get(stale_ids)
+                    .await?
+                    .into_iter()
+                    .map(|d| d.metadata.source_file),
+            );
+        }
+        sources.retain(|s| !s.is_empty());
         if !drawers.is_empty() {
             self.store.upsert(drawers, vectors).await?;
         }
         if !stale_ids.is_empty() {
             self.store.delete(stale_ids).await?;
         }
-        // A closet (3.11's, from a migration) points at the drawers the file had then.
-        let mut sources: Vec<String> = drawers
-            .iter()
-            .map(|d| d.metadata.source_file.clone())
-            .filter(|s| !s.is_empty())
-            .collect();
         sources.sort();
         sources.dedup();
         if !sources.is_empty() {

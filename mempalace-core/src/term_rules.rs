@@ -117,6 +117,8 @@ mod tests {
         );
         let mut m = TermMaker::for_query("zip archive", TermRules::Words);
         assert_eq!(m.terms("is_zipfile"), vec!["is", "zipfile"]);
+        // Lower-cased as a whole, as Python's str.lower(): a final sigma is ς.
+        assert_eq!(crate::lexical::word_runs("ΟΔΟΣ"), vec!["οδος"]);
     }
 
     #[test]

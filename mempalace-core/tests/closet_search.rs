@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use mempalace_conformance::HashingEmbedder;
-use mempalace_core::closets::{Closet, MemoryClosets};
+use mempalace_core::closets::{Closet, ClosetIndex, ClosetScope, MemoryClosets};
 use mempalace_core::{
     AddedBy, Drawer, DrawerMetadata, Fusion, MemoryStore, Palace, PalaceError, SearchRequest,
 };
@@ -180,8 +180,56 @@ async fn re_mining_or_deleting_a_file_drops_its_closets() {
         "re-mined: the closet is stale"
     );
     p.import_closets(&[garden_closet()]).await.unwrap();
+    p.file_mined(&[], &[], &["drawer_wing_home_garden_0003".to_string()])
+        .await
+        .unwrap();
+    assert_eq!(
+        p.closet_count().await.unwrap(),
+        0,
+        "re-mined to fewer chunks: the closet is stale"
+    );
+    p.import_closets(&[garden_closet()]).await.unwrap();
     p.delete_by_source(GARDEN, false).await.unwrap();
     assert_eq!(p.closet_count().await.unwrap(), 0, "deleted with its file");
+}
+
+/// A closet index that always fails.
+struct BrokenClosets;
+
+#[async_trait::async_trait]
+impl ClosetIndex for BrokenClosets {
+    fn backend_name(&self) -> &'static str {
+        "broken"
+    }
+    async fn upsert(&self, _: &[Closet]) -> mempalace_core::Result<()> {
+        Err(PalaceError::store("closets", "upsert", "disk on fire"))
+    }
+    async fn containing_any(
+        &self,
+        _: &[String],
+        _: &ClosetScope,
+        _: usize,
+    ) -> mempalace_core::Result<Vec<Closet>> {
+        Err(PalaceError::store("closets", "search", "disk on fire"))
+    }
+    async fn delete_for_sources(&self, _: &[String]) -> mempalace_core::Result<usize> {
+        Ok(0)
+    }
+    async fn count(&self) -> mempalace_core::Result<u64> {
+        Ok(0)
+    }
+}
+
+#[tokio::test]
+async fn closets_that_fail_leave_search_working_without_them() {
+    let s = palace_with_closets(Fusion::mempalace_3_11()).await;
+    let palace = s.palace.with_closets(Arc::new(BrokenClosets));
+    let r = palace
+        .search_with(&SearchRequest::new("when do tomatoes need staking").limit(3))
+        .await
+        .unwrap();
+    assert_eq!(r.results.len(), 3);
+    assert!(r.results.iter().all(|h| h.closet_boost == 0.0));
 }
 
 #[tokio::test]

@@ -146,30 +146,53 @@ impl PostgresKnowledgeGraph {
         let op = "add_triples";
         let mut client = self.client(op).await?;
         let tx = client.transaction().await.map_err(pg(op))?;
-        let mut ids = Vec::with_capacity(validated.len());
-        for t in &validated {
-            ids.push(self.insert_triple(&tx, t, op).await?);
+        let names: Vec<&str> = validated
+            .iter()
+            .flat_map(|t| [t.subject.as_str(), t.object.as_str()])
+            .collect();
+        self.ensure_entities(&tx, &names, op).await?;
+        // Facts in one global order, so two batches holding the same facts in other orders
+        // wait for each other instead of deadlocking; ids come back in the caller's order.
+        let key = |t: &NewTriple| {
+            (
+                entity_id(&t.subject),
+                t.predicate.clone(),
+                entity_id(&t.object),
+            )
+        };
+        let mut order: Vec<usize> = (0..validated.len()).collect();
+        order.sort_by_key(|&i| key(&validated[i]));
+        let mut ids = vec![String::new(); validated.len()];
+        for i in order {
+            ids[i] = self.insert_triple(&tx, &validated[i], op).await?;
         }
         tx.commit().await.map_err(pg(op))?;
         Ok(ids)
     }
 
-    /// Inserts the entity if missing (keeping an existing display name); returns its id.
-    async fn ensure_entity(
+    /// Inserts the entities of these names that are missing (keeping existing display names),
+    /// in one statement and in id order, so transactions filing facts about the same new
+    /// entities in any order wait for each other instead of deadlocking.
+    async fn ensure_entities(
         &self,
         tx: &impl GenericClient,
-        name: &str,
+        names: &[&str],
         op: &'static str,
-    ) -> Result<String> {
-        let id = entity_id(name);
+    ) -> Result<()> {
+        let mut entities: Vec<(String, &str)> = names.iter().map(|n| (entity_id(n), *n)).collect();
+        entities.sort();
+        entities.dedup_by(|a, b| a.0 == b.0);
+        let (ids, names): (Vec<String>, Vec<&str>) = entities.into_iter().unzip();
         let stmt = tx
             .prepare_cached(&self.sql(
-                "INSERT INTO {s}.entities (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
+                "INSERT INTO {s}.entities (id, name)
+                 SELECT id, name FROM unnest($1::text[], $2::text[]) AS e(id, name) ORDER BY id
+                 ON CONFLICT (id) DO NOTHING",
             ))
             .await
             .map_err(pg(op))?;
-        tx.execute(&stmt, &[&id, &name]).await.map_err(pg(op))?;
-        Ok(id)
+        tx.execute(&stmt, &[&ids, &names]).await.map_err(pg(op))?;
+        Ok(())
     }
 
     /// The open fact's id for (subject, predicate, object), if there is one.
@@ -193,7 +216,8 @@ impl PostgresKnowledgeGraph {
         Ok(row.map(|r| r.get(0)))
     }
 
-    /// Inserts a validated triple unless the same fact is open; returns its id. As 3.11:
+    /// Inserts a validated triple (its entities already filed, [`Self::ensure_entities`])
+    /// unless the same fact is open; returns its id. As 3.11:
     /// while the same fact is current, adding it again (with any interval) returns the
     /// current one; a writer that loses the race to file it returns the winner's.
     async fn insert_triple(
@@ -202,8 +226,7 @@ impl PostgresKnowledgeGraph {
         t: &NewTriple,
         op: &'static str,
     ) -> Result<String> {
-        let sub = self.ensure_entity(tx, &t.subject, op).await?;
-        let obj = self.ensure_entity(tx, &t.object, op).await?;
+        let (sub, obj) = (entity_id(&t.subject), entity_id(&t.object));
         let spo = [sub.as_str(), t.predicate.as_str(), obj.as_str()];
         if let Some(id) = self.open_fact(tx, spo, op).await? {
             return Ok(id);
@@ -257,18 +280,19 @@ impl PostgresKnowledgeGraph {
         field: &'static str,
         op: &'static str,
     ) -> Result<u64> {
-        let starts = tx
+        let open = tx
             .query(
                 &self.sql(
-                    "SELECT valid_from FROM {s}.triples WHERE subject = $1 AND predicate = $2
+                    "SELECT id, valid_from FROM {s}.triples WHERE subject = $1 AND predicate = $2
                      AND object = $3 AND valid_to IS NULL FOR UPDATE",
                 ),
                 &[&spo[0], &spo[1], &spo[2]],
             )
             .await
             .map_err(pg(op))?;
-        for row in &starts {
-            if let Some(start) = row.get::<_, Option<String>>(0)
+        let mut locked: Vec<String> = Vec::with_capacity(open.len());
+        for row in &open {
+            if let Some(start) = row.get::<_, Option<String>>(1)
                 && ends_before_start(&start, ended)
             {
                 return Err(PalaceError::invalid(
@@ -276,14 +300,17 @@ impl PostgresKnowledgeGraph {
                     format!("{ended} is before the fact's valid_from {start}"),
                 ));
             }
+            locked.push(row.get(0));
         }
+        if locked.is_empty() {
+            return Ok(0);
+        }
+        // Only the facts checked and locked above: one another host opened meanwhile was not
+        // checked against `ended`, and stays open (as if it had been filed just after).
         let n = tx
             .execute(
-                &self.sql(
-                    "UPDATE {s}.triples SET valid_to = $4 WHERE subject = $1 AND predicate = $2
-                     AND object = $3 AND valid_to IS NULL",
-                ),
-                &[&spo[0], &spo[1], &spo[2], &ended],
+                &self.sql("UPDATE {s}.triples SET valid_to = $2 WHERE id = ANY($1)"),
+                &[&locked, &ended],
             )
             .await
             .map_err(pg(op))?;
@@ -327,9 +354,9 @@ impl PostgresKnowledgeGraph {
         Ok(facts)
     }
 
-    /// 3.11's entity candidates for `name` (id `id`): at most 5 other entities whose name has
-    /// `name` as a whole space-separated part or whose id has the id as a whole `_`-separated
-    /// part, case-insensitively.
+    /// 3.11's entity candidates for `name` (id `id`): of the first 5 entities (oldest first)
+    /// that are the entity itself, or whose name has `name` as a whole space-separated part or
+    /// whose id has the id as a whole `_`-separated part (case-insensitively), the others.
     async fn candidates(
         &self,
         client: &impl GenericClient,
@@ -343,10 +370,10 @@ impl PostgresKnowledgeGraph {
         let (n, i) = (escape_like(name), escape_like(id));
         let stmt = client
             .prepare_cached(&self.sql(
-                r"SELECT id, name FROM {s}.entities WHERE id <> $1 AND (name = $2
+                r"SELECT id, name FROM {s}.entities WHERE id = $1 OR name = $2
                     OR name ILIKE $3 ESCAPE '\' OR name ILIKE $4 ESCAPE '\' OR name ILIKE $5 ESCAPE '\'
-                    OR id ILIKE $6 ESCAPE '\' OR id ILIKE $7 ESCAPE '\' OR id ILIKE $8 ESCAPE '\')
-                 ORDER BY id LIMIT 5",
+                    OR id ILIKE $6 ESCAPE '\' OR id ILIKE $7 ESCAPE '\' OR id ILIKE $8 ESCAPE '\'
+                 ORDER BY created_at, id LIMIT 5",
             ))
             .await
             .map_err(pg(op))?;
@@ -366,12 +393,14 @@ impl PostgresKnowledgeGraph {
             )
             .await
             .map_err(pg(op))?;
+        // As 3.11 (and the SQLite graph): five rows, then the exact entity left out.
         Ok(rows
             .iter()
             .map(|r| EntityCandidate {
                 id: r.get(0),
                 name: r.get(1),
             })
+            .filter(|c| c.id != id)
             .collect())
     }
 }
@@ -467,6 +496,8 @@ impl KnowledgeGraph for PostgresKnowledgeGraph {
         let op = "add_triple";
         let mut client = self.client(op).await?;
         let tx = client.transaction().await.map_err(pg(op))?;
+        self.ensure_entities(&tx, &[&t.subject, &t.object], op)
+            .await?;
         let id = self.insert_triple(&tx, &t, op).await?;
         tx.commit().await.map_err(pg(op))?;
         Ok(id)
@@ -517,6 +548,8 @@ impl KnowledgeGraph for PostgresKnowledgeGraph {
         let op = "supersede";
         let mut client = self.client(op).await?;
         let tx = client.transaction().await.map_err(pg(op))?;
+        self.ensure_entities(&tx, &[&new.subject, &new.object], op)
+            .await?;
         self.close_open_facts(&tx, [&sub, &new.predicate, &old_obj], &at, "at", op)
             .await?;
         let new_triple_id = self.insert_triple(&tx, &new, op).await?;

@@ -192,3 +192,44 @@ async fn a_bad_url_or_an_unreachable_server_is_a_clear_error() {
     let err = kg.stats().await.unwrap_err().to_string();
     assert!(err.contains("connecting to PostgreSQL"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn hosts_filing_facts_about_new_entities_in_opposite_orders_do_not_deadlock() {
+    let Some(url) =
+        postgres_url("hosts_filing_facts_about_new_entities_in_opposite_orders_do_not_deadlock")
+    else {
+        return;
+    };
+    let schema = fresh_schema("fleet");
+    let fleet = hosts(&url, &schema, 4).await;
+    fleet[0].create_if_missing().await.unwrap();
+    for round in 0..20 {
+        let (a, b) = (format!("Person {round} A"), format!("Person {round} B"));
+        let start = Arc::new(Barrier::new(fleet.len()));
+        let mut tasks = Vec::new();
+        for (h, kg) in fleet.iter().enumerate() {
+            let (kg, start) = (Arc::clone(kg), Arc::clone(&start));
+            let (a, b) = (a.clone(), b.clone());
+            tasks.push(tokio::spawn(async move {
+                start.wait().await;
+                // Half the hosts name the entities one way round, half the other; the batch
+                // holds the same two facts in opposite orders too.
+                let (x, y) = if h % 2 == 0 { (&a, &b) } else { (&b, &a) };
+                kg.add_triple(&NewTriple::new(x, "knows", y)).await?;
+                let batch = [NewTriple::new(&a, "met", &b), NewTriple::new(&b, "met", &a)];
+                let batch = if h % 2 == 0 {
+                    batch.to_vec()
+                } else {
+                    batch.into_iter().rev().collect()
+                };
+                kg.add_triples(&batch).await
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap().expect("no deadlock, no error");
+        }
+    }
+    let stats = fleet[0].stats().await.unwrap();
+    assert_eq!(stats.triples, 20 * 4, "{stats:?}");
+    assert_eq!(stats.entities, 20 * 2);
+}

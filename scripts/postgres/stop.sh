@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Stops the cluster scripts/postgres/start.sh started (MEMPALACE_POSTGRES_DIR) and removes it.
+# Stops the cluster scripts/postgres/start.sh started (MEMPALACE_TEST_POSTGRES_DIR) and removes it.
 set -uo pipefail
-dir="${MEMPALACE_POSTGRES_DIR:-}"
+dir="${MEMPALACE_TEST_POSTGRES_DIR:-}"
 [ -n "$dir" ] && [ -d "$dir/data" ] || exit 0
 bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
 as_owner=()
