@@ -200,11 +200,13 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
         }
     };
     // A palace that exists gets its palace.json (palaces created by a first MCP write have
-    // none yet, older ones no id), and so does one whose graph is in PostgreSQL (so every
-    // later open finds it there); best effort, so a read-only palace still opens.
+    // none yet, older ones no id), and so does a folder whose graph is in PostgreSQL (so every
+    // later open finds it there; a folder that does not exist, a typo, is not created by a
+    // read); best effort, so a read-only palace still opens.
     let needs_record = recorded.as_ref().is_none_or(|r| r.palace_id.is_none());
     if needs_record
-        && (config.knowledge_graph == KgBackend::Postgres || store.exists().await?)
+        && ((config.knowledge_graph == KgBackend::Postgres && path.is_dir())
+            || store.exists().await?)
         && let Err(e) = config.save(path)
     {
         tracing::warn!(error = %format!("{e:#}"), "could not record palace.json; continuing");

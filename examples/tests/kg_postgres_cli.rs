@@ -50,11 +50,23 @@ fn hosts_sharing_a_palace_config_share_one_postgres_graph() {
     let dir = tempfile::tempdir().unwrap();
     let (host_a, host_b) = (dir.path().join("host_a"), dir.path().join("host_b"));
 
+    // A read of a folder that does not exist (a typo) creates nothing.
+    let typo = dir.path().join("typo");
+    let out = run(&typo, Some(&url), &["kg", "query", "Alice", "--json"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("No palace found"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!typo.exists());
+
     ok(
         &host_a,
         Some(&url),
         &["kg", "add", "Alice", "works_at", "Acme"],
     );
+    // The first write made the folder; the next open records where its graph is.
+    ok(&host_a, Some(&url), &["kg", "query", "Alice", "--json"]);
     let config = std::fs::read_to_string(host_a.join("palace.json")).unwrap();
     let recorded: Value = serde_json::from_str(&config).unwrap();
     assert_eq!(recorded["knowledge_graph"], "postgres", "{config}");
