@@ -211,11 +211,33 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
     {
         tracing::warn!(error = %format!("{e:#}"), "could not record palace.json; continuing");
     }
-    Ok(Palace::new(path, embedder, store, kg)?
+    let mut palace = Palace::new(path, embedder, store, kg)?;
+    if config.backend == BackendKind::Qdrant {
+        // A collection other hosts may write: the palace's lock file does not reach them.
+        palace = palace.with_cross_host_dedup(dedup_settle_from_env()?);
+    }
+    Ok(palace
         .with_fusion(fusion_from_env()?)
         .with_coordination_log(Arc::new(SqliteCoordinationLog::in_palace(path)))
         .with_links(Arc::new(JsonFileLinks::new(path)))
         .with_closets(Arc::new(SqliteClosets::in_palace(path))))
+}
+
+/// How long `add_drawer` on a shared (Qdrant) store waits before its second duplicate
+/// look, in milliseconds (default 300; see `Palace::with_cross_host_dedup`).
+pub const DEDUP_SETTLE_ENV: &str = "MEMPALACE_DEDUP_SETTLE_MS";
+
+/// The settle time in [`DEDUP_SETTLE_ENV`], else the default.
+pub fn dedup_settle_from_env() -> Result<std::time::Duration> {
+    match std::env::var(DEDUP_SETTLE_ENV) {
+        Err(_) => Ok(mempalace_core::palace::DEFAULT_SETTLE),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(ms) if ms <= 60_000 => Ok(std::time::Duration::from_millis(ms)),
+            _ => anyhow::bail!(
+                "{DEDUP_SETTLE_ENV}={v:?} is not a number of milliseconds up to 60000"
+            ),
+        },
+    }
 }
 
 /// MemPalace 3.11's variables for the hybrid weights.

@@ -12,9 +12,9 @@ use std::path::Path;
 use std::process::Command as StdCommand;
 use std::time::Instant;
 
-use mempalace_conformance::live_service::qdrant_url;
-use palace_processes::{fact, file_from_many_servers};
-use serde_json::Value;
+use mempalace_conformance::live_service::{postgres_url, qdrant_url};
+use palace_processes::{call, fact, file_from_hosts, file_from_many_servers, start_server};
+use serde_json::{Value, json};
 
 const SERVERS: usize = 4;
 const IN_FLIGHT: usize = 8;
@@ -55,6 +55,189 @@ async fn four_mcp_servers_on_qdrant_file_each_fact_exactly_once() {
         .build()
         .unwrap();
     admin.delete_collection(collection.as_str()).await.unwrap();
+}
+
+/// A fleet: 4 "hosts" (palace folders that share one palace.json, hence one palace id, one
+/// Qdrant collection and one PostgreSQL graph, but no lock file) × 2 MCP servers each file
+/// the same 20 shared memories and 10 of their own at once, while 8 more servers (2 per host)
+/// file the same 10 shared facts and 5 of their own into the graph and read it back: exactly
+/// 100 drawers remain, each shared memory was filed once, every refusal names a drawer that
+/// remains, and the graph holds each fact once, alike from every server. SKIPPED without a
+/// Qdrant server or a PostgreSQL one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_on_qdrant_and_postgres_files_each_memory_and_fact_once() {
+    const HOSTS: usize = 4;
+    const SERVERS_PER_HOST: usize = 2;
+    const SHARED: usize = 20;
+    const OWN: usize = 10;
+    let name = "a_fleet_on_qdrant_and_postgres_files_each_memory_and_fact_once";
+    let (Some(url), Some(pg)) = (qdrant_url(name), postgres_url(name)) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let hosts: Vec<std::path::PathBuf> = (0..HOSTS)
+        .map(|h| dir.path().join(format!("host{h}")))
+        .collect();
+    let collection = format!(
+        "mempalace_fleet_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let stack = [
+        "--backend",
+        "qdrant",
+        "--qdrant-url",
+        &url,
+        "--collection",
+        &collection,
+        "--kg-postgres-url",
+        &pg,
+    ];
+    // The first write creates the collection; the next open records palace.json.
+    for args in [
+        &["kg", "add", "Fleet", "starts", "today"][..],
+        &["status"][..],
+    ] {
+        let out = mempalace(&hosts[0], &[&stack[..], args].concat());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let config = hosts[0].join("palace.json");
+    for host in &hosts[1..] {
+        std::fs::create_dir_all(host).unwrap();
+        std::fs::copy(&config, host.join("palace.json")).unwrap();
+    }
+    let args = [
+        "--qdrant-url".to_string(),
+        url.clone(),
+        "--kg-postgres-url".into(),
+        pg.clone(),
+    ];
+    let servers = HOSTS * SERVERS_PER_HOST;
+    let (outcome, graph) = tokio::join!(
+        file_from_hosts(&hosts, &args, servers, (SHARED, OWN), IN_FLIGHT, true),
+        facts_from_hosts(&hosts, &args, servers),
+    );
+    assert!(
+        outcome.failed.is_empty(),
+        "failed calls: {:?}",
+        outcome.failed
+    );
+    assert_eq!(outcome.own_missing, 0, "every own memory is filed");
+    assert_eq!(
+        outcome.shared_filed,
+        vec![1; SHARED],
+        "each shared memory is filed exactly once"
+    );
+    let expected = (SHARED + servers * OWN) as u64;
+    assert_eq!(expected, 100);
+    assert_eq!(
+        outcome.totals_seen,
+        vec![expected; servers],
+        "0 lost, 0 duplicated, seen alike from every server"
+    );
+    assert_eq!(
+        outcome.named_in_refusals.len(),
+        (servers - 1) * SHARED,
+        "every other filing of a shared memory was refused"
+    );
+    assert!(
+        outcome.named_but_missing.is_empty(),
+        "refusals named drawers that do not remain: {:?}",
+        outcome.named_but_missing
+    );
+    // The graph: the first fact, 10 shared and 5 per server, each once, alike everywhere.
+    assert!(graph.errors.is_empty(), "{:?}", graph.errors);
+    assert_eq!(
+        graph.triples_seen,
+        vec![1 + 10 + servers as u64 * 5; servers]
+    );
+    let admin = qdrant_client::Qdrant::from_url(&url)
+        .api_key(std::env::var("QDRANT_API_KEY").ok())
+        .skip_compatibility_check()
+        .build()
+        .unwrap();
+    admin.delete_collection(collection.as_str()).await.unwrap();
+}
+
+/// What the graph side of the fleet test saw.
+#[derive(Debug, Default)]
+struct GraphOutcome {
+    /// Failed calls, and reads that showed a current fact twice.
+    errors: Vec<String>,
+    /// kg_stats' triple count as each server reports it afterwards.
+    triples_seen: Vec<u64>,
+}
+
+/// Starts `servers` MCP servers over the hosts' palaces; each files the same 10 shared facts
+/// and 5 of its own, reading the shared entity back after every write.
+async fn facts_from_hosts(
+    hosts: &[std::path::PathBuf],
+    stack_args: &[String],
+    servers: usize,
+) -> GraphOutcome {
+    let mut clients = Vec::new();
+    for p in 0..servers {
+        clients.push(start_server(&hosts[p % hosts.len()], stack_args).await);
+    }
+    let runs = clients.iter().enumerate().map(|(p, client)| {
+        let peer = client.peer().clone();
+        async move {
+            let mut errors = Vec::new();
+            for i in 0..10 {
+                let mut writes = vec![json!({"subject": "Team", "predicate": "uses", "object": format!("Tool {i}")})];
+                if i < 5 {
+                    writes.push(json!({"subject": format!("Server {p}"), "predicate": "runs", "object": format!("Job {i}")}));
+                }
+                for w in writes {
+                    if let Err(e) = call(&peer, "mempalace_kg_add", w).await {
+                        errors.push(format!("server {p} kg_add: {e}"));
+                    }
+                }
+                match call(&peer, "mempalace_kg_query", json!({"entity": "Team"})).await {
+                    Ok(v) => {
+                        let mut objects: Vec<String> = v["facts"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter(|f| f["current"] == true)
+                            .map(|f| f["object"].to_string())
+                            .collect();
+                        let n = objects.len();
+                        objects.sort();
+                        objects.dedup();
+                        if objects.len() != n {
+                            errors.push(format!("server {p} saw a current fact twice: {v}"));
+                        }
+                    }
+                    Err(e) => errors.push(format!("server {p} kg_query: {e}")),
+                }
+            }
+            errors
+        }
+    });
+    let mut outcome = GraphOutcome::default();
+    for errors in futures::future::join_all(runs).await {
+        outcome.errors.extend(errors);
+    }
+    for client in &clients {
+        let stats = call(client.peer(), "mempalace_kg_stats", json!({}))
+            .await
+            .unwrap_or_default();
+        outcome
+            .triples_seen
+            .push(stats["triples"].as_u64().unwrap_or(0));
+    }
+    for client in clients {
+        let _ = client.cancel().await;
+    }
+    outcome
 }
 
 async fn four_servers_file_each_fact_exactly_once(stack_args: &[String]) {

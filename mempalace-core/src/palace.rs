@@ -38,6 +38,7 @@ use crate::write_lock::{FileWriteLock, WriteLock};
 mod aaak_ops;
 mod checkpoint;
 mod coordination_ops;
+mod cross_host_dedup;
 mod drawer_batches;
 mod drawer_update;
 mod graph_ops;
@@ -48,6 +49,7 @@ mod wake_up_ops;
 pub use aaak_ops::{CompressReport, CompressedDrawer, ENTITY_CODES_FILE};
 pub use checkpoint::{Checkpoint, CheckpointDiary, CheckpointItem, CheckpointReport};
 pub use coordination_ops::{MeshPeers, MeshReplica};
+pub use cross_host_dedup::DEFAULT_SETTLE;
 pub use drawer_batches::{BULK_MAX_IDS, DrawerBatch, DrawersDeleted};
 pub use drawer_update::{DrawerUpdate, DrawerUpdated};
 pub use graph_ops::{HallwayDeleted, TunnelDeleted};
@@ -148,6 +150,7 @@ pub struct Palace {
     coordination: Coordination,
     links: Arc<dyn PalaceLinks>,
     closets: Arc<dyn ClosetIndex>,
+    cross_host_settle: Option<std::time::Duration>,
 }
 
 impl Palace {
@@ -182,6 +185,7 @@ impl Palace {
             coordination: Coordination::new(Arc::new(MemoryCoordinationLog::new())),
             links: Arc::new(MemoryLinks::new()),
             closets: Arc::new(MemoryClosets::new()),
+            cross_host_settle: None,
         })
     }
 
@@ -210,6 +214,16 @@ impl Palace {
     /// folder).
     pub fn with_closets(mut self, closets: Arc<dyn ClosetIndex>) -> Self {
         self.closets = closets;
+        self
+    }
+
+    /// Keeps duplicates out of a store that other hosts write too (one Qdrant collection for
+    /// a fleet), where the write lock, a file on this host, does not reach: after filing,
+    /// `add_drawer` looks again, now and after `settle`, and withdraws its drawer when an
+    /// earlier near-identical one exists (see `palace::cross_host_dedup`). `settle` must exceed
+    /// the time from a drawer's stamp to its visibility on another host, clock skew included.
+    pub fn with_cross_host_dedup(mut self, settle: std::time::Duration) -> Self {
+        self.cross_host_settle = Some(settle);
         self
     }
 
@@ -722,18 +736,35 @@ impl Palace {
         validate_source_file(&source_file)?;
         let pieces = split_content(&new.content);
         let vectors = self.embed_all(&pieces).await?;
-        let _guard = self.write_lock.acquire().await?;
-        self.create_if_missing().await?;
-        // Long content: the first piece stands for it, as the whole content's embedding
-        // (which only sees the first 256 tokens) did before.
-        let duplicates = self.duplicates_of(&vectors[0], DUPLICATE_THRESHOLD).await?;
-        if duplicates.is_duplicate {
-            return Ok(AddDrawerOutcome::Duplicate(DuplicateRefused {
-                success: false,
-                reason: "duplicate".into(),
-                matches: duplicates.matches,
-            }));
-        }
+        let mut looks = 0;
+        let guard = loop {
+            let guard = self.write_lock.acquire().await?;
+            self.create_if_missing().await?;
+            // Long content: the first piece stands for it, as the whole content's embedding
+            // (which only sees the first 256 tokens) did before.
+            let duplicates = self.duplicates_of(&vectors[0], DUPLICATE_THRESHOLD).await?;
+            if !duplicates.is_duplicate {
+                break guard;
+            }
+            let Some(settle) = self.cross_host_settle else {
+                return Ok(AddDrawerOutcome::Duplicate(DuplicateRefused {
+                    success: false,
+                    reason: "duplicate".into(),
+                    matches: duplicates.matches,
+                }));
+            };
+            // On a shared store the drawer seen may be another host's that is about to
+            // withdraw: name the ones that remain once the writers have settled; if none
+            // does, look again (at most three times), then file.
+            drop(guard);
+            if let Some(refused) = self.remaining_duplicates(&vectors[0], settle).await? {
+                return Ok(AddDrawerOutcome::Duplicate(refused));
+            }
+            looks += 1;
+            if looks == 3 {
+                break self.write_lock.acquire().await?;
+            }
+        };
         let filed_at = now_iso();
         let drawer_id = agent_drawer_id(&new.wing, &new.room, &new.content, &filed_at);
         let chunked = pieces.len() > 1;
@@ -758,6 +789,14 @@ impl Palace {
             })
             .collect();
         self.store.upsert(&drawers, &vectors).await?;
+        drop(guard);
+        if let Some(settle) = self.cross_host_settle
+            && let Some(refused) = self
+                .yield_to_earlier_duplicate(&vectors[0], &drawers, settle)
+                .await?
+        {
+            return Ok(AddDrawerOutcome::Duplicate(refused));
+        }
         Ok(AddDrawerOutcome::Added(DrawerAdded {
             success: true,
             drawer_id,

@@ -210,6 +210,10 @@ pub struct FilingOutcome {
     pub totals_seen: Vec<u64>,
     /// Drawers per wing (from the first server's status).
     pub wings: serde_json::Map<String, Value>,
+    /// The first drawer each duplicate refusal names (the one that remains).
+    pub named_in_refusals: Vec<String>,
+    /// Drawers named by refusals that the first server cannot find afterwards.
+    pub named_but_missing: Vec<String>,
 }
 
 /// Starts `servers` MCP processes on `palace` (with `stack_args` before the subcommand, e.g.
@@ -222,18 +226,48 @@ pub async fn file_from_many_servers(
     facts: usize,
     in_flight: usize,
 ) -> FilingOutcome {
+    file_from_hosts(
+        &[palace.to_path_buf()],
+        stack_args,
+        servers,
+        (facts, facts),
+        in_flight,
+        false,
+    )
+    .await
+}
+
+/// Like [`file_from_many_servers`] across "hosts": server `p` runs on palace folder
+/// `palaces[p % palaces.len()]` (folders that share their stores through `stack_args`, e.g.
+/// one Qdrant collection), and each files `counts.1` facts of its own beside the `counts.0`
+/// shared ones. `aligned`: every server files the shared facts in the same order, so the same
+/// fact is filed from all of them at about the same moment.
+pub async fn file_from_hosts(
+    palaces: &[std::path::PathBuf],
+    stack_args: &[String],
+    servers: usize,
+    (shared, own): (usize, usize),
+    in_flight: usize,
+    aligned: bool,
+) -> FilingOutcome {
+    let facts = shared;
     let mut clients = Vec::new();
-    for _ in 0..servers {
-        clients.push(start_server(palace, stack_args).await);
+    for p in 0..servers {
+        clients.push(start_server(&palaces[p % palaces.len()], stack_args).await);
     }
     let runs = clients.iter().enumerate().map(|(p, client)| {
         let peer = client.peer().clone();
         async move {
             // Interleave shared and own facts, each process in its own order.
-            let mut jobs: Vec<(bool, usize)> = (0..facts)
-                .flat_map(|i| [(true, (i + p * 13) % facts), (false, i)])
+            let mut jobs: Vec<(bool, usize)> = (0..facts.max(own))
+                .flat_map(|i| {
+                    let offset = if aligned { 0 } else { p * 13 };
+                    let shared = (i < facts).then(|| (true, (i + offset) % facts));
+                    let mine = (i < own).then_some((false, i));
+                    shared.into_iter().chain(mine)
+                })
                 .collect();
-            if p % 2 == 1 {
+            if p % 2 == 1 && !aligned {
                 jobs.reverse();
             }
             futures::stream::iter(jobs)
@@ -281,7 +315,11 @@ pub async fn file_from_many_servers(
             match (v["success"].as_bool(), *shared) {
                 (Some(true), true) => outcome.shared_filed[*i] += 1,
                 (Some(true), false) => {}
-                (Some(false), true) if v["reason"] == "duplicate" => {}
+                (Some(false), true) if v["reason"] == "duplicate" => {
+                    if let Some(id) = v["matches"][0]["id"].as_str() {
+                        outcome.named_in_refusals.push(id.to_string());
+                    }
+                }
                 (_, false) => outcome.own_missing += 1,
                 _ => outcome.failed.push(format!("process {p} fact {i}: {v}")),
             }
@@ -296,6 +334,18 @@ pub async fn file_from_many_servers(
             .push(status["total_drawers"].as_u64().unwrap_or(0));
         if outcome.wings.is_empty() {
             outcome.wings = status["wings"].as_object().cloned().unwrap_or_default();
+        }
+    }
+    let named: std::collections::BTreeSet<&String> = outcome.named_in_refusals.iter().collect();
+    for id in named {
+        let found = call(
+            clients[0].peer(),
+            "mempalace_get_drawer",
+            json!({"drawer_id": id}),
+        )
+        .await;
+        if !found.is_ok_and(|v| v["drawer_id"] == *id || v["id"] == *id) {
+            outcome.named_but_missing.push(id.clone());
         }
     }
     for client in clients {
