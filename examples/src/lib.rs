@@ -13,4 +13,5 @@ pub mod palace_config;
 pub mod project_config;
 pub mod regular_file;
 pub mod render;
+pub mod secret_file;
 pub mod stack;

@@ -11,6 +11,7 @@ use mempalace_cli::init::init_project;
 use mempalace_cli::mine::{Chunking, MineOptions, mine_project};
 use mempalace_cli::palace_config::{BackendKind, resolve_palace_path};
 use mempalace_cli::project_config::{ProjectConfig, slug};
+use mempalace_cli::secret_file::read_secret;
 use mempalace_cli::stack::{StackOptions, create_palace, lazy_minilm, open_palace};
 use mempalace_cli::{mcp, render};
 use mempalace_core::knowledge_graph::Supersede;
@@ -79,6 +80,17 @@ struct StackArgs {
         value_name = "URL"
     )]
     kg_postgres_url: Option<String>,
+    /// File holding the PostgreSQL URL (instead of --kg-postgres-url).
+    #[arg(
+        long,
+        global = true,
+        env = "MEMPALACE_KG_POSTGRES_URL_FILE",
+        value_name = "PATH"
+    )]
+    kg_postgres_url_file: Option<PathBuf>,
+    /// File holding the Qdrant API key (instead of --qdrant-api-key).
+    #[arg(long, global = true, env = "QDRANT_API_KEY_FILE", value_name = "PATH")]
+    qdrant_api_key_file: Option<PathBuf>,
     /// LanceDB table / Qdrant collection of a new palace (default: `mempalace_drawers` for LanceDB, `mempalace_<palace id>` for Qdrant).
     #[arg(long, global = true, value_name = "NAME")]
     collection: Option<String>,
@@ -464,8 +476,14 @@ async fn run(cli: Cli) -> Result<()> {
         palace_explicit: cli.stack.palace.is_some(),
         backend: cli.stack.backend,
         qdrant_url: cli.stack.qdrant_url,
-        qdrant_api_key: cli.stack.qdrant_api_key,
-        kg_postgres_url: cli.stack.kg_postgres_url,
+        qdrant_api_key: match &cli.stack.qdrant_api_key_file {
+            Some(file) => Some(read_secret(file)?),
+            None => cli.stack.qdrant_api_key,
+        },
+        kg_postgres_url: match &cli.stack.kg_postgres_url_file {
+            Some(file) => Some(read_secret(file)?),
+            None => cli.stack.kg_postgres_url,
+        },
         collection: cli.stack.collection,
         model_dir: cli.stack.model_dir,
     };

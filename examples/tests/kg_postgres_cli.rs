@@ -15,7 +15,8 @@ fn run(palace: &Path, url: Option<&str>, args: &[&str]) -> Output {
         .arg("--palace")
         .arg(palace)
         .args(args)
-        .env_remove("MEMPALACE_KG_POSTGRES_URL");
+        .env_remove("MEMPALACE_KG_POSTGRES_URL")
+        .env_remove("MEMPALACE_KG_POSTGRES_URL_FILE");
     if let Some(url) = url {
         command.env("MEMPALACE_KG_POSTGRES_URL", url);
     }
@@ -92,6 +93,26 @@ fn hosts_sharing_a_palace_config_share_one_postgres_graph() {
         got.sort();
         assert_eq!(got, vec!["Acme", "Bob"], "{}", host.display());
     }
+
+    // The URL from a file (kept out of argv and the environment) opens the same graph.
+    let secret = dir.path().join("pg-url");
+    std::fs::write(&secret, format!("{url}\n")).unwrap();
+    let mut from_file = Command::new(env!("CARGO_BIN_EXE_mempalace"));
+    from_file
+        .arg("--palace")
+        .arg(&host_a)
+        .args(["kg", "query", "Alice", "--json"])
+        .env_remove("MEMPALACE_KG_POSTGRES_URL")
+        .env("MEMPALACE_KG_POSTGRES_URL_FILE", &secret);
+    let out = from_file.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut got = objects(&String::from_utf8(out.stdout).unwrap());
+    got.sort();
+    assert_eq!(got, vec!["Acme", "Bob"]);
 
     // Without the URL the palace says where its graph is instead of opening an empty one.
     let out = run(&host_a, None, &["kg", "query", "Alice", "--json"]);

@@ -66,16 +66,12 @@ async fn four_mcp_servers_on_qdrant_file_each_fact_exactly_once() {
 /// Qdrant server or a PostgreSQL one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fleet_on_qdrant_and_postgres_files_each_memory_and_fact_once() {
-    const HOSTS: usize = 4;
-    const SERVERS_PER_HOST: usize = 2;
-    const SHARED: usize = 20;
-    const OWN: usize = 10;
     let name = "a_fleet_on_qdrant_and_postgres_files_each_memory_and_fact_once";
     let (Some(url), Some(pg)) = (qdrant_url(name), postgres_url(name)) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let hosts: Vec<std::path::PathBuf> = (0..HOSTS)
+    let hosts: Vec<std::path::PathBuf> = (0..4)
         .map(|h| dir.path().join(format!("host{h}")))
         .collect();
     let collection = format!(
@@ -86,7 +82,7 @@ async fn a_fleet_on_qdrant_and_postgres_files_each_memory_and_fact_once() {
             .unwrap()
             .as_nanos()
     );
-    let stack = [
+    let create = [
         "--backend",
         "qdrant",
         "--qdrant-url",
@@ -96,12 +92,42 @@ async fn a_fleet_on_qdrant_and_postgres_files_each_memory_and_fact_once() {
         "--kg-postgres-url",
         &pg,
     ];
-    // The first write creates the collection; the next open records palace.json.
+    let serve = ["--qdrant-url", &url, "--kg-postgres-url", &pg];
+    fleet_files_each_memory_and_fact_once(&hosts, &create, &serve).await;
+    let admin = qdrant_client::Qdrant::from_url(&url)
+        .api_key(std::env::var("QDRANT_API_KEY").ok())
+        .skip_compatibility_check()
+        .build()
+        .unwrap();
+    admin.delete_collection(collection.as_str()).await.unwrap();
+}
+
+/// The fleet scenario on one host: the same 8 + 8 servers on one palace folder with the
+/// embedded stack (LanceDB, SQLite), where the palace's lock file does the work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fleet_scenario_on_one_host_files_each_memory_and_fact_once() {
+    let dir = tempfile::tempdir().unwrap();
+    fleet_files_each_memory_and_fact_once(&[dir.path().join("palace")], &[], &[]).await;
+}
+
+/// Makes the palace on the first host (`create` stack arguments) and copies its palace.json
+/// to the others; then 2 MCP servers per host (4 hosts' worth, 8 in all) file the same 20
+/// memories in the same order and 10 of their own, while 8 more file the same 10 facts and 5
+/// of their own into the graph and read it back (`serve` stack arguments).
+async fn fleet_files_each_memory_and_fact_once(
+    hosts: &[std::path::PathBuf],
+    create: &[&str],
+    serve: &[&str],
+) {
+    const SERVERS: usize = 8;
+    const SHARED: usize = 20;
+    const OWN: usize = 10;
+    // The first write creates the stores; the next open records palace.json.
     for args in [
         &["kg", "add", "Fleet", "starts", "today"][..],
         &["status"][..],
     ] {
-        let out = mempalace(&hosts[0], &[&stack[..], args].concat());
+        let out = mempalace(&hosts[0], &[create, args].concat());
         assert!(
             out.status.success(),
             "{}",
@@ -113,16 +139,10 @@ async fn a_fleet_on_qdrant_and_postgres_files_each_memory_and_fact_once() {
         std::fs::create_dir_all(host).unwrap();
         std::fs::copy(&config, host.join("palace.json")).unwrap();
     }
-    let args = [
-        "--qdrant-url".to_string(),
-        url.clone(),
-        "--kg-postgres-url".into(),
-        pg.clone(),
-    ];
-    let servers = HOSTS * SERVERS_PER_HOST;
+    let serve: Vec<String> = serve.iter().map(|a| a.to_string()).collect();
     let (outcome, graph) = tokio::join!(
-        file_from_hosts(&hosts, &args, servers, (SHARED, OWN), IN_FLIGHT, true),
-        facts_from_hosts(&hosts, &args, servers),
+        file_from_hosts(hosts, &serve, SERVERS, (SHARED, OWN), IN_FLIGHT, true),
+        facts_from_hosts(hosts, &serve, SERVERS),
     );
     assert!(
         outcome.failed.is_empty(),
@@ -135,16 +155,16 @@ async fn a_fleet_on_qdrant_and_postgres_files_each_memory_and_fact_once() {
         vec![1; SHARED],
         "each shared memory is filed exactly once"
     );
-    let expected = (SHARED + servers * OWN) as u64;
+    let expected = (SHARED + SERVERS * OWN) as u64;
     assert_eq!(expected, 100);
     assert_eq!(
         outcome.totals_seen,
-        vec![expected; servers],
+        vec![expected; SERVERS],
         "0 lost, 0 duplicated, seen alike from every server"
     );
     assert_eq!(
         outcome.named_in_refusals.len(),
-        (servers - 1) * SHARED,
+        (SERVERS - 1) * SHARED,
         "every other filing of a shared memory was refused"
     );
     assert!(
@@ -156,14 +176,8 @@ async fn a_fleet_on_qdrant_and_postgres_files_each_memory_and_fact_once() {
     assert!(graph.errors.is_empty(), "{:?}", graph.errors);
     assert_eq!(
         graph.triples_seen,
-        vec![1 + 10 + servers as u64 * 5; servers]
+        vec![1 + 10 + SERVERS as u64 * 5; SERVERS]
     );
-    let admin = qdrant_client::Qdrant::from_url(&url)
-        .api_key(std::env::var("QDRANT_API_KEY").ok())
-        .skip_compatibility_check()
-        .build()
-        .unwrap();
-    admin.delete_collection(collection.as_str()).await.unwrap();
 }
 
 /// What the graph side of the fleet test saw.

@@ -77,7 +77,7 @@ impl BearerToken {
             path: path.to_path_buf(),
             source,
         })?;
-        warn_if_others_can_read(path);
+        crate::secret_file::warn_if_others_can_read(path);
         Self::new(&text, &path.display().to_string())
     }
 
@@ -129,22 +129,6 @@ pub async fn require_bearer(
             .into_response()
     }
 }
-
-#[cfg(unix)]
-fn warn_if_others_can_read(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    if let Ok(meta) = std::fs::metadata(path)
-        && meta.permissions().mode() & 0o077 != 0
-    {
-        tracing::warn!(
-            file = %path.display(),
-            "the token file can be read by other users; chmod 600 it"
-        );
-    }
-}
-
-#[cfg(not(unix))]
-fn warn_if_others_can_read(_path: &Path) {}
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,82 @@
+//! Secrets read from files (`--…-file` flags and `…_FILE` variables), so they stay out of the
+//! command line and the environment of every process.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+/// Largest secret file read, in bytes.
+pub const MAX_SECRET_FILE_BYTES: u64 = 64 * 1024;
+
+/// The secret in `path`: its text without surrounding white space (a trailing newline is
+/// ignored). Links are followed (secret mounts are often links); anything but a regular file
+/// of at most [`MAX_SECRET_FILE_BYTES`] holding some text is an error. Warns when other users
+/// can read the file.
+pub fn read_secret(path: &Path) -> Result<String> {
+    let meta = std::fs::metadata(path)
+        .with_context(|| format!("reading the secret file {}", path.display()))?;
+    if !meta.is_file() {
+        bail!("the secret file {} is not a regular file", path.display());
+    }
+    if meta.len() > MAX_SECRET_FILE_BYTES {
+        bail!(
+            "the secret file {} is larger than {MAX_SECRET_FILE_BYTES} bytes",
+            path.display()
+        );
+    }
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the secret file {}", path.display()))?;
+    let secret = text.trim();
+    if secret.is_empty() {
+        bail!("the secret file {} is empty", path.display());
+    }
+    warn_if_others_can_read(path);
+    Ok(secret.to_string())
+}
+
+/// Logs a warning when group or others may read `path`.
+#[cfg(unix)]
+pub fn warn_if_others_can_read(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.permissions().mode() & 0o077 != 0
+    {
+        tracing::warn!(
+            file = %path.display(),
+            "the secret file can be read by other users; chmod 600 it"
+        );
+    }
+}
+
+/// Logs a warning when group or others may read `path` (not checked on this platform).
+#[cfg(not(unix))]
+pub fn warn_if_others_can_read(_path: &Path) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_is_its_trimmed_text_and_bad_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("url");
+        std::fs::write(&file, "postgres://u:p@db/x\n").unwrap();
+        assert_eq!(read_secret(&file).unwrap(), "postgres://u:p@db/x");
+        std::fs::write(&file, " \n").unwrap();
+        assert!(
+            read_secret(&file)
+                .unwrap_err()
+                .to_string()
+                .contains("empty")
+        );
+        assert!(read_secret(dir.path()).is_err(), "a folder");
+        assert!(read_secret(&dir.path().join("missing")).is_err());
+        std::fs::write(&file, vec![b'x'; MAX_SECRET_FILE_BYTES as usize + 1]).unwrap();
+        assert!(
+            read_secret(&file)
+                .unwrap_err()
+                .to_string()
+                .contains("larger")
+        );
+    }
+}
