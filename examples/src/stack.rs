@@ -193,10 +193,12 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
                     path.display()
                 );
             };
-            Arc::new(
-                PostgresKnowledgeGraph::connect(url, SchemaName::new(schema)?)
-                    .context("opening the PostgreSQL knowledge graph")?,
-            )
+            let mut graph = PostgresKnowledgeGraph::connect(url, SchemaName::new(schema)?)
+                .context("opening the PostgreSQL knowledge graph")?;
+            if let Some(id) = &config.palace_id {
+                graph = graph.with_owner(id.clone());
+            }
+            Arc::new(graph)
         }
     };
     // A palace that exists gets its palace.json (palaces created by a first MCP write have

@@ -34,6 +34,7 @@ const MIN_CANDIDATE_LEN: usize = 3;
 pub struct PostgresKnowledgeGraph {
     pool: Pool,
     schema: SchemaName,
+    owner: Option<String>,
     created: std::sync::Arc<AtomicBool>,
 }
 
@@ -72,8 +73,54 @@ impl PostgresKnowledgeGraph {
         Ok(PostgresKnowledgeGraph {
             pool,
             schema,
+            owner: None,
             created: Default::default(),
         })
+    }
+
+    /// Checks that the schema belongs to the palace `palace_id` (recorded in the schema when
+    /// it is created, or claimed when it has no owner yet): opening another palace's schema is
+    /// an error, so two palaces on one server never share a graph.
+    pub fn with_owner(mut self, palace_id: impl Into<String>) -> Self {
+        self.owner = Some(palace_id.into()).filter(|o| !o.is_empty());
+        self
+    }
+
+    /// Records this palace as the schema's owner if it has none, and refuses another's.
+    async fn check_owner(
+        &self,
+        client: &impl GenericClient,
+        operation: &'static str,
+    ) -> Result<()> {
+        let Some(owner) = &self.owner else {
+            return Ok(());
+        };
+        client
+            .execute(
+                &self.sql("INSERT INTO {s}.palace_owner (palace_id) SELECT $1 WHERE NOT EXISTS (SELECT 1 FROM {s}.palace_owner)"),
+                &[owner],
+            )
+            .await
+            .map_err(pg(operation))?;
+        let recorded: Vec<String> = client
+            .query(&self.sql("SELECT palace_id FROM {s}.palace_owner"), &[])
+            .await
+            .map_err(pg(operation))?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        if recorded.iter().any(|r| r != owner) {
+            return Err(PalaceError::kg(
+                operation,
+                format!(
+                    "PostgreSQL schema {} belongs to another palace ({}), not to this one ({owner}); \
+                     each palace keeps its graph in a schema of its own",
+                    self.schema.as_str(),
+                    recorded.join(", ")
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The schema holding the graph.
@@ -103,7 +150,10 @@ impl PostgresKnowledgeGraph {
             .map_err(pg(operation))?;
         let exists: bool = row.get(0);
         if exists {
-            self.created.store(true, Ordering::Release);
+            // A schema made by an earlier release has no owner table yet: create what is
+            // missing (and claim it) through the locked path.
+            drop(client);
+            self.ensure_tables().await?;
         }
         Ok(exists)
     }
@@ -126,6 +176,7 @@ impl PostgresKnowledgeGraph {
         tx.batch_execute(&create_schema_sql(&self.schema.quoted()))
             .await
             .map_err(pg(op))?;
+        self.check_owner(&tx, op).await?;
         tx.commit().await.map_err(pg(op))?;
         self.created.store(true, Ordering::Release);
         Ok(())

@@ -69,7 +69,7 @@ impl SchemaName {
 /// The tables and indexes, in schema `{s}`. The columns are MemPalace's SQLite graph's, with
 /// text compared byte-wise (`COLLATE "C"`, as SQLite compares), plus `triples_one_open`: at
 /// most one open fact per (subject, predicate, object), so writers on many hosts can never
-/// file the same current fact twice.
+/// file the same current fact twice; and `palace_owner`, the palace the schema belongs to.
 pub(crate) fn create_schema_sql(s: &str) -> String {
     format!(
         r#"
@@ -102,6 +102,7 @@ CREATE INDEX IF NOT EXISTS idx_triples_valid ON {s}.triples(valid_from, valid_to
 CREATE INDEX IF NOT EXISTS idx_triples_spo ON {s}.triples(subject, predicate, object);
 CREATE UNIQUE INDEX IF NOT EXISTS triples_one_open ON {s}.triples(subject, predicate, object)
     WHERE valid_to IS NULL;
+CREATE TABLE IF NOT EXISTS {s}.palace_owner (palace_id TEXT PRIMARY KEY);
 "#
     )
 }

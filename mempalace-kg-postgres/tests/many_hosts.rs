@@ -233,3 +233,39 @@ async fn hosts_filing_facts_about_new_entities_in_opposite_orders_do_not_deadloc
     assert_eq!(stats.triples, 20 * 4, "{stats:?}");
     assert_eq!(stats.entities, 20 * 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schema_belongs_to_one_palace() {
+    let Some(url) = postgres_url("a_schema_belongs_to_one_palace") else {
+        return;
+    };
+    let schema = fresh_schema("owned");
+    let mine = PostgresKnowledgeGraph::connect(&url, schema.clone())
+        .unwrap()
+        .with_owner("palace_a");
+    mine.add_triple(&NewTriple::new("Alice", "uses", "Clerk"))
+        .await
+        .unwrap();
+    let theirs = PostgresKnowledgeGraph::connect(&url, schema.clone())
+        .unwrap()
+        .with_owner("palace_b");
+    let err = theirs
+        .query_entity("Alice", None, Direction::Both)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("belongs to another palace"), "{err}");
+    assert!(
+        theirs
+            .add_triple(&NewTriple::new("Bob", "uses", "Vim"))
+            .await
+            .is_err()
+    );
+    // The owner's other hosts, and tools that do not check, read it.
+    let again = PostgresKnowledgeGraph::connect(&url, schema.clone())
+        .unwrap()
+        .with_owner("palace_a");
+    assert_eq!(again.stats().await.unwrap().triples, 1);
+    let unchecked = PostgresKnowledgeGraph::connect(&url, schema).unwrap();
+    assert_eq!(unchecked.stats().await.unwrap().triples, 1);
+}
