@@ -85,11 +85,18 @@ struct StackArgs {
         long,
         global = true,
         env = "MEMPALACE_KG_POSTGRES_URL_FILE",
-        value_name = "PATH"
+        value_name = "PATH",
+        conflicts_with = "kg_postgres_url"
     )]
     kg_postgres_url_file: Option<PathBuf>,
     /// File holding the Qdrant API key (instead of --qdrant-api-key).
-    #[arg(long, global = true, env = "QDRANT_API_KEY_FILE", value_name = "PATH")]
+    #[arg(
+        long,
+        global = true,
+        env = "QDRANT_API_KEY_FILE",
+        value_name = "PATH",
+        conflicts_with = "qdrant_api_key"
+    )]
     qdrant_api_key_file: Option<PathBuf>,
     /// LanceDB table / Qdrant collection of a new palace (default: `mempalace_drawers` for LanceDB, `mempalace_<palace id>` for Qdrant).
     #[arg(long, global = true, value_name = "NAME")]

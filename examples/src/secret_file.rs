@@ -1,6 +1,7 @@
 //! Secrets read from files (`--…-file` flags and `…_FILE` variables), so they stay out of the
 //! command line and the environment of every process.
 
+use std::io::Read;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
@@ -24,8 +25,17 @@ pub fn read_secret(path: &Path) -> Result<String> {
             path.display()
         );
     }
-    let text = std::fs::read_to_string(path)
+    // Read through one handle, capped: a file swapped after the check cannot be read whole.
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SECRET_FILE_BYTES + 1).read_to_string(&mut text))
         .with_context(|| format!("reading the secret file {}", path.display()))?;
+    if text.len() as u64 > MAX_SECRET_FILE_BYTES {
+        bail!(
+            "the secret file {} is larger than {MAX_SECRET_FILE_BYTES} bytes",
+            path.display()
+        );
+    }
     let secret = text.trim();
     if secret.is_empty() {
         bail!("the secret file {} is empty", path.display());

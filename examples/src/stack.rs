@@ -226,7 +226,7 @@ pub async fn open_palace(opts: &StackOptions, embedder: Arc<dyn Embedder>) -> Re
 }
 
 /// How long `add_drawer` on a shared (Qdrant) store waits before its second duplicate
-/// look, in milliseconds (default 300; see `Palace::with_cross_host_dedup`).
+/// look, in milliseconds (default 300, at least 50; see `Palace::with_cross_host_dedup`).
 pub const DEDUP_SETTLE_ENV: &str = "MEMPALACE_DEDUP_SETTLE_MS";
 
 /// The settle time in [`DEDUP_SETTLE_ENV`], else the default.
@@ -234,9 +234,9 @@ pub fn dedup_settle_from_env() -> Result<std::time::Duration> {
     match std::env::var(DEDUP_SETTLE_ENV) {
         Err(_) => Ok(mempalace_core::palace::DEFAULT_SETTLE),
         Ok(v) => match v.trim().parse::<u64>() {
-            Ok(ms) if ms <= 60_000 => Ok(std::time::Duration::from_millis(ms)),
+            Ok(ms) if (50..=60_000).contains(&ms) => Ok(std::time::Duration::from_millis(ms)),
             _ => anyhow::bail!(
-                "{DEDUP_SETTLE_ENV}={v:?} is not a number of milliseconds up to 60000"
+                "{DEDUP_SETTLE_ENV}={v:?} is not a number of milliseconds from 50 to 60000"
             ),
         },
     }

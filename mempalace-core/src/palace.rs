@@ -49,6 +49,7 @@ mod wake_up_ops;
 pub use aaak_ops::{CompressReport, CompressedDrawer, ENTITY_CODES_FILE};
 pub use checkpoint::{Checkpoint, CheckpointDiary, CheckpointItem, CheckpointReport};
 pub use coordination_ops::{MeshPeers, MeshReplica};
+use cross_host_dedup::AfterWrite;
 pub use cross_host_dedup::DEFAULT_SETTLE;
 pub use drawer_batches::{BULK_MAX_IDS, DrawerBatch, DrawersDeleted};
 pub use drawer_update::{DrawerUpdate, DrawerUpdated};
@@ -736,67 +737,85 @@ impl Palace {
         validate_source_file(&source_file)?;
         let pieces = split_content(&new.content);
         let vectors = self.embed_all(&pieces).await?;
-        let mut looks = 0;
-        let guard = loop {
-            let guard = self.write_lock.acquire().await?;
-            self.create_if_missing().await?;
-            // Long content: the first piece stands for it, as the whole content's embedding
-            // (which only sees the first 256 tokens) did before.
-            let duplicates = self.duplicates_of(&vectors[0], DUPLICATE_THRESHOLD).await?;
-            if !duplicates.is_duplicate {
-                break guard;
-            }
-            let Some(settle) = self.cross_host_settle else {
-                return Ok(AddDrawerOutcome::Duplicate(DuplicateRefused {
-                    success: false,
-                    reason: "duplicate".into(),
-                    matches: duplicates.matches,
-                }));
+        // On a shared store a round can end with this drawer withdrawn for an earlier one
+        // that has gone too (near-duplicates are not transitive): then it is filed again.
+        let mut rounds = 0;
+        let (drawer_id, drawers) = loop {
+            rounds += 1;
+            let mut looks = 0;
+            let guard = loop {
+                let guard = self.write_lock.acquire().await?;
+                self.create_if_missing().await?;
+                // Long content: the first piece stands for it, as the whole content's
+                // embedding (which only sees the first 256 tokens) did before.
+                let duplicates = self.duplicates_of(&vectors[0], DUPLICATE_THRESHOLD).await?;
+                if !duplicates.is_duplicate {
+                    break guard;
+                }
+                let Some(settle) = self.cross_host_settle else {
+                    return Ok(AddDrawerOutcome::Duplicate(DuplicateRefused {
+                        success: false,
+                        reason: "duplicate".into(),
+                        matches: duplicates.matches,
+                    }));
+                };
+                // On a shared store the drawer seen may be another host's that is about to
+                // withdraw: name the ones that remain once the writers have settled; if none
+                // does, look again (at most three times), then file.
+                drop(guard);
+                if let Some(refused) = self.remaining_duplicates(&vectors[0], settle).await? {
+                    return Ok(AddDrawerOutcome::Duplicate(refused));
+                }
+                looks += 1;
+                if looks == 3 {
+                    break self.write_lock.acquire().await?;
+                }
             };
-            // On a shared store the drawer seen may be another host's that is about to
-            // withdraw: name the ones that remain once the writers have settled; if none
-            // does, look again (at most three times), then file.
+            let filed_at = now_iso();
+            let drawer_id = agent_drawer_id(&new.wing, &new.room, &new.content, &filed_at);
+            let chunked = pieces.len() > 1;
+            let drawers: Vec<Drawer> = pieces
+                .iter()
+                .enumerate()
+                .map(|(i, text)| Drawer {
+                    id: if chunked {
+                        chunk_id(&drawer_id, i)
+                    } else {
+                        drawer_id.clone()
+                    },
+                    text: text.clone(),
+                    metadata: DrawerMetadata {
+                        wing: new.wing.clone(),
+                        room: new.room.clone(),
+                        source_file: source_file.clone(),
+                        chunk_index: i as u32,
+                        added_by: new.added_by,
+                        filed_at: filed_at.clone(),
+                    },
+                })
+                .collect();
+            self.store.upsert(&drawers, &vectors).await?;
             drop(guard);
-            if let Some(refused) = self.remaining_duplicates(&vectors[0], settle).await? {
-                return Ok(AddDrawerOutcome::Duplicate(refused));
-            }
-            looks += 1;
-            if looks == 3 {
-                break self.write_lock.acquire().await?;
-            }
-        };
-        let filed_at = now_iso();
-        let drawer_id = agent_drawer_id(&new.wing, &new.room, &new.content, &filed_at);
-        let chunked = pieces.len() > 1;
-        let drawers: Vec<Drawer> = pieces
-            .into_iter()
-            .enumerate()
-            .map(|(i, text)| Drawer {
-                id: if chunked {
-                    chunk_id(&drawer_id, i)
-                } else {
-                    drawer_id.clone()
-                },
-                text,
-                metadata: DrawerMetadata {
-                    wing: new.wing.clone(),
-                    room: new.room.clone(),
-                    source_file: source_file.clone(),
-                    chunk_index: i as u32,
-                    added_by: new.added_by,
-                    filed_at: filed_at.clone(),
-                },
-            })
-            .collect();
-        self.store.upsert(&drawers, &vectors).await?;
-        drop(guard);
-        if let Some(settle) = self.cross_host_settle
-            && let Some(refused) = self
+            let Some(settle) = self.cross_host_settle else {
+                break (drawer_id, drawers);
+            };
+            match self
                 .yield_to_earlier_duplicate(&vectors[0], &drawers, settle)
                 .await?
-        {
-            return Ok(AddDrawerOutcome::Duplicate(refused));
-        }
+            {
+                AfterWrite::Stays => break (drawer_id, drawers),
+                AfterWrite::Refused(refused) => return Ok(AddDrawerOutcome::Duplicate(refused)),
+                AfterWrite::WithdrawnAlone if rounds < 3 => continue,
+                AfterWrite::WithdrawnAlone => {
+                    return Err(PalaceError::store(
+                        self.store.backend_name(),
+                        "add_drawer",
+                        "the drawer kept yielding to near-duplicates that then went away; nothing was filed, try again",
+                    ));
+                }
+            }
+        };
+        let chunked = drawers.len() > 1;
         Ok(AddDrawerOutcome::Added(DrawerAdded {
             success: true,
             drawer_id,

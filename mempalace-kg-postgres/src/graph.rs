@@ -35,7 +35,10 @@ pub struct PostgresKnowledgeGraph {
     pool: Pool,
     schema: SchemaName,
     owner: Option<String>,
+    /// The tables were made (or found complete) and the owner claimed, by this process.
     created: std::sync::Arc<AtomicBool>,
+    /// The tables were seen and the owner checked, read-only.
+    seen: std::sync::Arc<AtomicBool>,
 }
 
 /// A PostgreSQL error with the server's message, for `operation`.
@@ -75,6 +78,7 @@ impl PostgresKnowledgeGraph {
             schema,
             owner: None,
             created: Default::default(),
+            seen: Default::default(),
         })
     }
 
@@ -109,6 +113,47 @@ impl PostgresKnowledgeGraph {
             .iter()
             .map(|r| r.get(0))
             .collect();
+        self.refuse_unless_mine(&recorded, owner, operation)
+    }
+
+    /// Errors when the schema records an owner other than this palace (read-only: a schema
+    /// without an owner table or row passes).
+    async fn refuse_other_owner(
+        &self,
+        client: &impl GenericClient,
+        operation: &'static str,
+    ) -> Result<()> {
+        let Some(owner) = &self.owner else {
+            return Ok(());
+        };
+        let has_table: bool = client
+            .query_one(
+                "SELECT to_regclass($1) IS NOT NULL",
+                &[&format!("{}.palace_owner", self.schema.quoted())],
+            )
+            .await
+            .map_err(pg(operation))?
+            .get(0);
+        if !has_table {
+            return Ok(());
+        }
+        let recorded: Vec<String> = client
+            .query(&self.sql("SELECT palace_id FROM {s}.palace_owner"), &[])
+            .await
+            .map_err(pg(operation))?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        self.refuse_unless_mine(&recorded, owner, operation)
+    }
+
+    /// The error for a schema owned by another palace.
+    fn refuse_unless_mine(
+        &self,
+        recorded: &[String],
+        owner: &str,
+        operation: &'static str,
+    ) -> Result<()> {
         if recorded.iter().any(|r| r != owner) {
             return Err(PalaceError::kg(
                 operation,
@@ -137,7 +182,7 @@ impl PostgresKnowledgeGraph {
 
     /// Whether the graph's tables exist (remembered once they do).
     async fn tables_exist(&self, operation: &'static str) -> Result<bool> {
-        if self.created.load(Ordering::Acquire) {
+        if self.created.load(Ordering::Acquire) || self.seen.load(Ordering::Acquire) {
             return Ok(true);
         }
         let client = self.client(operation).await?;
@@ -150,10 +195,9 @@ impl PostgresKnowledgeGraph {
             .map_err(pg(operation))?;
         let exists: bool = row.get(0);
         if exists {
-            // A schema made by an earlier release has no owner table yet: create what is
-            // missing (and claim it) through the locked path.
-            drop(client);
-            self.ensure_tables().await?;
+            // Reads only read: the owner is checked, never claimed (that is for writes).
+            self.refuse_other_owner(&client, operation).await?;
+            self.seen.store(true, Ordering::Release);
         }
         Ok(exists)
     }

@@ -8,7 +8,9 @@
 //! so of two near-identical drawers exactly the later one withdraws. A writer looks twice,
 //! right after its write and again after the *settle* time, because a drawer stamped earlier
 //! on another host may become visible a little later than this host's first look: the settle
-//! time must exceed that delay (embedding plus the store's write, plus the hosts' clock skew).
+//! time must exceed that delay: the time between two hosts' checks before writing (both found
+//! nothing) and the later write becoming visible. A drawer that withdrew for one that has
+//! gone as well (near-duplicates are not transitive) is filed again.
 //! A refusal, whether the first look or a later one found the duplicate, names the drawers
 //! that remain, earliest (the survivor) first, read after the settle time so that other late
 //! writers have withdrawn too.
@@ -24,6 +26,16 @@ use crate::similarity::similarity_from_distance;
 
 /// How long a writer on a shared store waits before its second look, by default.
 pub const DEFAULT_SETTLE: Duration = Duration::from_millis(300);
+
+/// What became of a drawer after the looks that follow its write.
+pub(crate) enum AfterWrite {
+    /// No earlier near-identical drawer: it stays.
+    Stays,
+    /// It withdrew for earlier ones, which remain.
+    Refused(DuplicateRefused),
+    /// It withdrew, and the earlier ones have gone too: it must be filed again.
+    WithdrawnAlone,
+}
 
 /// A near-identical drawer seen after a write, with its order key.
 struct Seen {
@@ -64,45 +76,58 @@ impl Palace {
     }
 
     /// After filing `mine` (the drawer, or its chunks, first chunk first) on a shared store:
-    /// withdraws it and returns the refusal when an earlier near-identical drawer exists, now
-    /// or after the settle time; `None` when it stays.
+    /// withdraws it when an earlier near-identical drawer exists, now or after the settle
+    /// time. If a look or the withdrawal fails, the drawer is withdrawn on a best-effort basis
+    /// before the error is returned, so an error never leaves an unchecked copy behind.
     pub(crate) async fn yield_to_earlier_duplicate(
         &self,
         vector: &[f32],
         mine: &[Drawer],
         settle: Duration,
-    ) -> Result<Option<DuplicateRefused>> {
+    ) -> Result<AfterWrite> {
         let Some(first) = mine.first() else {
-            return Ok(None);
+            return Ok(AfterWrite::Stays);
         };
+        let ids: Vec<String> = mine.iter().map(|d| d.id.clone()).collect();
         let my_key = (first.metadata.filed_at.as_str(), first.id.as_str());
         for look in 0..2 {
             if look == 1 {
                 tokio::time::sleep(settle).await;
             }
-            let earlier = self
-                .near_identical(vector, mine)
-                .await?
-                .into_iter()
-                .any(|s| (s.filed_at.as_str(), s.id.as_str()) < my_key);
-            if earlier {
-                let ids: Vec<String> = mine.iter().map(|d| d.id.clone()).collect();
-                self.store.delete(&ids).await?;
-                return self.remaining_duplicates(vector, settle).await;
+            let seen = match self.near_identical(vector, mine).await {
+                Ok(seen) => seen,
+                Err(e) => {
+                    let _ = self.store.delete(&ids).await;
+                    return Err(e);
+                }
+            };
+            if seen
+                .iter()
+                .any(|s| (s.filed_at.as_str(), s.id.as_str()) < my_key)
+            {
+                if let Err(e) = self.store.delete(&ids).await {
+                    let _ = self.store.delete(&ids).await;
+                    return Err(e);
+                }
+                return Ok(match self.remaining_duplicates(vector, settle).await? {
+                    Some(refused) => AfterWrite::Refused(refused),
+                    None => AfterWrite::WithdrawnAlone,
+                });
             }
         }
-        Ok(None)
+        Ok(AfterWrite::Stays)
     }
 
-    /// After the settle time (so that other late writers have withdrawn), the refusal naming
-    /// the near-identical drawers that remain, earliest (the survivor) first; `None` when none
+    /// After twice the settle time (so that other late writers, whose own second look may
+    /// come up to one settle time from now, have withdrawn), the refusal naming the
+    /// near-identical drawers that remain, earliest (the survivor) first; `None` when none
     /// remains.
     pub(crate) async fn remaining_duplicates(
         &self,
         vector: &[f32],
         settle: Duration,
     ) -> Result<Option<DuplicateRefused>> {
-        tokio::time::sleep(settle).await;
+        tokio::time::sleep(settle * 2).await;
         let mut remaining = self.near_identical(vector, &[]).await?;
         if remaining.is_empty() {
             return Ok(None);
