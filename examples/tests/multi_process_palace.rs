@@ -140,8 +140,18 @@ async fn fleet_files_each_memory_and_fact_once(
         std::fs::copy(&config, host.join("palace.json")).unwrap();
     }
     let serve: Vec<String> = serve.iter().map(|a| a.to_string()).collect();
+    // 16 servers and the rest of the suite share two cores here: a write can take far longer
+    // than on a fleet's own machines, so the settle time is raised to cover it.
+    let env = [("MEMPALACE_DEDUP_SETTLE_MS", "1500")];
     let (outcome, graph) = tokio::join!(
-        file_from_hosts(hosts, &serve, SERVERS, (SHARED, OWN), IN_FLIGHT, true),
+        file_from_hosts(
+            hosts,
+            (&serve, &env),
+            SERVERS,
+            (SHARED, OWN),
+            IN_FLIGHT,
+            true
+        ),
         facts_from_hosts(hosts, &serve, SERVERS),
     );
     assert!(

@@ -742,6 +742,7 @@ impl Palace {
         let mut rounds = 0;
         let (drawer_id, drawers) = loop {
             rounds += 1;
+            let checked_at = std::time::Instant::now();
             let mut looks = 0;
             let guard = loop {
                 let guard = self.write_lock.acquire().await?;
@@ -799,6 +800,9 @@ impl Palace {
             let Some(settle) = self.cross_host_settle else {
                 break (drawer_id, drawers);
             };
+            // Another host's write races this one about as long as this one took from its
+            // check to its write; under load that can exceed the configured settle time.
+            let settle = settle.max(checked_at.elapsed() * 2);
             match self
                 .yield_to_earlier_duplicate(&vectors[0], &drawers, settle)
                 .await?

@@ -166,9 +166,22 @@ pub fn fact(seed: u64) -> String {
 /// Starts `mempalace [stack args] --palace <palace> mcp` and initializes an MCP client session
 /// with it.
 pub async fn start_server(palace: &Path, stack_args: &[String]) -> RunningService<RoleClient, ()> {
+    start_server_with_env(palace, stack_args, &[]).await
+}
+
+/// Like [`start_server`], with these environment variables set for the server.
+pub async fn start_server_with_env(
+    palace: &Path,
+    stack_args: &[String],
+    env: &[(&str, &str)],
+) -> RunningService<RoleClient, ()> {
     let transport = TokioChildProcess::new(
         Command::new(env!("CARGO_BIN_EXE_mempalace")).configure(|c| {
-            c.args(stack_args).arg("--palace").arg(palace).arg("mcp");
+            c.envs(env.iter().copied())
+                .args(stack_args)
+                .arg("--palace")
+                .arg(palace)
+                .arg("mcp");
         }),
     )
     .expect("spawn mempalace mcp");
@@ -228,7 +241,7 @@ pub async fn file_from_many_servers(
 ) -> FilingOutcome {
     file_from_hosts(
         &[palace.to_path_buf()],
-        stack_args,
+        (stack_args, &[]),
         servers,
         (facts, facts),
         in_flight,
@@ -239,12 +252,12 @@ pub async fn file_from_many_servers(
 
 /// Like [`file_from_many_servers`] across "hosts": server `p` runs on palace folder
 /// `palaces[p % palaces.len()]` (folders that share their stores through `stack_args`, e.g.
-/// one Qdrant collection), and each files `counts.1` facts of its own beside the `counts.0`
-/// shared ones. `aligned`: every server files the shared facts in the same order, so the same
+/// one Qdrant collection; the servers also get `env`), and each files `counts.1` facts of its
+/// own beside the `counts.0` shared ones. `aligned`: every server files the shared facts in the same order, so the same
 /// fact is filed from all of them at about the same moment.
 pub async fn file_from_hosts(
     palaces: &[std::path::PathBuf],
-    stack_args: &[String],
+    (stack_args, env): (&[String], &[(&str, &str)]),
     servers: usize,
     (shared, own): (usize, usize),
     in_flight: usize,
@@ -253,7 +266,7 @@ pub async fn file_from_hosts(
     let facts = shared;
     let mut clients = Vec::new();
     for p in 0..servers {
-        clients.push(start_server(&palaces[p % palaces.len()], stack_args).await);
+        clients.push(start_server_with_env(&palaces[p % palaces.len()], stack_args, env).await);
     }
     let runs = clients.iter().enumerate().map(|(p, client)| {
         let peer = client.peer().clone();
