@@ -32,14 +32,7 @@ async fn four_mcp_servers_on_qdrant_file_each_fact_exactly_once() {
     let Some(url) = qdrant_url("four_mcp_servers_on_qdrant_file_each_fact_exactly_once") else {
         return;
     };
-    let collection = format!(
-        "mempalace_multi_process_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    );
+    let collection = fresh_collection("mempalace_multi_process");
     let args = [
         "--backend".to_string(),
         "qdrant".into(),
@@ -49,12 +42,29 @@ async fn four_mcp_servers_on_qdrant_file_each_fact_exactly_once() {
         collection.clone(),
     ];
     four_servers_file_each_fact_exactly_once(&args).await;
-    let admin = qdrant_client::Qdrant::from_url(&url)
+    drop_collection(&url, &collection).await;
+}
+
+/// A collection name no other run uses.
+fn fresh_collection(prefix: &str) -> String {
+    format!(
+        "{prefix}_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
+
+/// Deletes a test's collection from the Qdrant server at `url`.
+async fn drop_collection(url: &str, collection: &str) {
+    let admin = qdrant_client::Qdrant::from_url(url)
         .api_key(std::env::var("QDRANT_API_KEY").ok())
         .skip_compatibility_check()
         .build()
         .unwrap();
-    admin.delete_collection(collection.as_str()).await.unwrap();
+    admin.delete_collection(collection).await.unwrap();
 }
 
 /// A fleet: 4 "hosts" (palace folders that share one palace.json, hence one palace id, one
@@ -74,14 +84,7 @@ async fn a_fleet_on_qdrant_and_postgres_files_each_memory_and_fact_once() {
     let hosts: Vec<std::path::PathBuf> = (0..4)
         .map(|h| dir.path().join(format!("host{h}")))
         .collect();
-    let collection = format!(
-        "mempalace_fleet_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    );
+    let collection = fresh_collection("mempalace_fleet");
     let create = [
         "--backend",
         "qdrant",
@@ -94,12 +97,7 @@ async fn a_fleet_on_qdrant_and_postgres_files_each_memory_and_fact_once() {
     ];
     let serve = ["--qdrant-url", &url, "--kg-postgres-url", &pg];
     fleet_files_each_memory_and_fact_once(&hosts, &create, &serve).await;
-    let admin = qdrant_client::Qdrant::from_url(&url)
-        .api_key(std::env::var("QDRANT_API_KEY").ok())
-        .skip_compatibility_check()
-        .build()
-        .unwrap();
-    admin.delete_collection(collection.as_str()).await.unwrap();
+    drop_collection(&url, &collection).await;
 }
 
 /// The fleet scenario on one host: the same 8 + 8 servers on one palace folder with the

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{PalaceError, Result};
-use crate::temporal::{canonical_date, ends_before_start};
+use crate::temporal::{canonical_date, ends_before_start, supersede_boundary, today};
 use crate::vector_store::Page;
 
 /// Which facts of an entity to return.
@@ -271,6 +271,91 @@ pub struct Supersede {
     pub source_closet: Option<String>,
 }
 
+impl Supersede {
+    /// Checks the change and returns it in stored form, as every backend applies it: the
+    /// shared instant ([`supersede_boundary`]), the new fact opening then (validated), and
+    /// the old fact's stored subject, predicate and object ids.
+    pub fn validated(&self) -> Result<ValidatedSupersede> {
+        let at = supersede_boundary(self.at.as_deref())?;
+        let mut new = NewTriple::new(&self.subject, &self.predicate, &self.new_object);
+        new.valid_from = Some(at.clone());
+        new.confidence = self.confidence;
+        new.source_closet = self.source_closet.clone();
+        let new = new.validated()?;
+        NewTriple::new(&self.subject, &self.predicate, &self.old_object).validated()?;
+        Ok(ValidatedSupersede {
+            closes: [
+                entity_id(&self.subject),
+                new.predicate.clone(),
+                entity_id(&self.old_object),
+            ],
+            at,
+            new,
+        })
+    }
+}
+
+/// A checked [`Supersede`], ready for a backend to apply in one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidatedSupersede {
+    /// The instant the old fact closes and the new one opens.
+    pub at: String,
+    /// The new fact (valid from `at`), in stored form.
+    pub new: NewTriple,
+    /// The old fact's subject id, predicate id and object id.
+    pub closes: [String; 3],
+}
+
+/// Names shorter than this get no entity candidates (3.11's `_MIN_ENTITY_CANDIDATE_LEN`).
+pub const MIN_CANDIDATE_CHARS: usize = 3;
+
+/// 3.11's entity-candidate rule as SQL `LIKE … ESCAPE '\'` patterns, for a name (trimmed)
+/// and its id: the name as a whole space-separated part of another name (`n %`, `% n`,
+/// `% n %`), then the id as a whole `_`-separated part of another id (`i\_%`, `%\_i`,
+/// `%\_i\_%`); `%`, `_` and `\` in either are escaped. `None` for a name too short to have
+/// candidates ([`MIN_CANDIDATE_CHARS`]).
+pub fn candidate_like_patterns(name: &str, id: &str) -> Option<[String; 6]> {
+    if name.chars().count() < MIN_CANDIDATE_CHARS {
+        return None;
+    }
+    let escape = |v: &str| {
+        v.replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    };
+    let (n, i) = (escape(name), escape(id));
+    Some([
+        format!("{n} %"),
+        format!("% {n}"),
+        format!("% {n} %"),
+        format!("{i}\\_%"),
+        format!("%\\_{i}"),
+        format!("%\\_{i}\\_%"),
+    ])
+}
+
+/// The stored form of an `invalidate` call: the fact's subject id, predicate id and object id,
+/// and the canonical end (`ended`, else today).
+pub fn invalidation(
+    subject: &str,
+    predicate: &str,
+    object: &str,
+    ended: Option<&str>,
+) -> Result<([String; 3], String)> {
+    let ended = match ended {
+        Some(d) => canonical_date("ended", d)?,
+        None => today(),
+    };
+    Ok((
+        [
+            entity_id(subject),
+            predicate_id(predicate),
+            entity_id(object),
+        ],
+        ended,
+    ))
+}
+
 /// What a supersede did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Supersession {
@@ -411,6 +496,14 @@ mod tests {
         assert_eq!(entity_id("O'Brien"), "obrien");
         assert_eq!(entity_id("李雷"), "李雷");
         assert_eq!(predicate_id("Works At"), "works_at");
+    }
+
+    #[test]
+    fn candidate_patterns_escape_like_wildcards() {
+        assert_eq!(candidate_like_patterns("Al", "al"), None);
+        let [first, .., last] = candidate_like_patterns("50%_a\\b", "50%_a\\b").unwrap();
+        assert_eq!(first, "50\\%\\_a\\\\b %");
+        assert_eq!(last, "%\\_50\\%\\_a\\\\b\\_%");
     }
 
     #[test]

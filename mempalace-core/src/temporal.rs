@@ -122,6 +122,14 @@ pub fn interval_bucket(valid_from: Option<&str>, valid_to: Option<&str>, now: &s
     }
 }
 
+/// The comparable instant of a query's `as_of` ([`start_key`] of its canonical form), or
+/// `None` for no date restriction.
+pub fn as_of_key(as_of: Option<&str>) -> Result<Option<String>> {
+    as_of
+        .map(|d| canonical_date("as_of", d).map(|d| start_key(&d)))
+        .transpose()
+}
+
 /// The instant a supersede happens at: `at` validated, a date taken as its first second
 /// (`T00:00:00Z`), or now in UTC when `at` is not given.
 pub fn supersede_boundary(at: Option<&str>) -> Result<String> {

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use mempalace_core::knowledge_graph::{entity_id, predicate_id, triple_id};
-use mempalace_core::temporal::{
-    canonical_date, ends_before_start, start_key, supersede_boundary, today,
+use mempalace_core::knowledge_graph::{
+    ValidatedSupersede, candidate_like_patterns, entity_id, invalidation, predicate_id, triple_id,
 };
+use mempalace_core::temporal::{as_of_key, ends_before_start};
 use mempalace_core::{
     Direction, EntityCandidate, Fact, KgStats, KnowledgeGraph, NewEntity, NewTriple, Page,
     PalaceError, Result, Supersede, Supersession,
@@ -21,8 +21,6 @@ use crate::schema::{SchemaName, create_schema_sql};
 const POOL_SIZE: usize = 16;
 /// How long a call waits for a free connection, or for a new one to open.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-/// Names shorter than this get no candidates (3.11's `_MIN_ENTITY_CANDIDATE_LEN`).
-const MIN_CANDIDATE_LEN: usize = 3;
 
 /// A MemPalace knowledge graph in one PostgreSQL schema, shared by every process and host
 /// that opens the same server and schema.
@@ -106,13 +104,7 @@ impl PostgresKnowledgeGraph {
             )
             .await
             .map_err(pg(operation))?;
-        let recorded: Vec<String> = client
-            .query(&self.sql("SELECT palace_id FROM {s}.palace_owner"), &[])
-            .await
-            .map_err(pg(operation))?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
+        let recorded = self.recorded_owners(client, operation).await?;
         self.refuse_unless_mine(&recorded, owner, operation)
     }
 
@@ -126,25 +118,43 @@ impl PostgresKnowledgeGraph {
         let Some(owner) = &self.owner else {
             return Ok(());
         };
-        let has_table: bool = client
-            .query_one(
-                "SELECT to_regclass($1) IS NOT NULL",
-                &[&format!("{}.palace_owner", self.schema.quoted())],
-            )
-            .await
-            .map_err(pg(operation))?
-            .get(0);
-        if !has_table {
+        if !self.table_exists(client, "palace_owner", operation).await? {
             return Ok(());
         }
-        let recorded: Vec<String> = client
+        let recorded = self.recorded_owners(client, operation).await?;
+        self.refuse_unless_mine(&recorded, owner, operation)
+    }
+
+    /// The palaces the schema records as its owner.
+    async fn recorded_owners(
+        &self,
+        client: &impl GenericClient,
+        operation: &'static str,
+    ) -> Result<Vec<String>> {
+        Ok(client
             .query(&self.sql("SELECT palace_id FROM {s}.palace_owner"), &[])
             .await
             .map_err(pg(operation))?
             .iter()
             .map(|r| r.get(0))
-            .collect();
-        self.refuse_unless_mine(&recorded, owner, operation)
+            .collect())
+    }
+
+    /// Whether the schema has the table `table`.
+    async fn table_exists(
+        &self,
+        client: &impl GenericClient,
+        table: &str,
+        operation: &'static str,
+    ) -> Result<bool> {
+        Ok(client
+            .query_one(
+                "SELECT to_regclass($1) IS NOT NULL",
+                &[&format!("{}.{table}", self.schema.quoted())],
+            )
+            .await
+            .map_err(pg(operation))?
+            .get(0))
     }
 
     /// The error for a schema owned by another palace.
@@ -186,14 +196,7 @@ impl PostgresKnowledgeGraph {
             return Ok(true);
         }
         let client = self.client(operation).await?;
-        let row = client
-            .query_one(
-                "SELECT to_regclass($1) IS NOT NULL",
-                &[&format!("{}.triples", self.schema.quoted())],
-            )
-            .await
-            .map_err(pg(operation))?;
-        let exists: bool = row.get(0);
+        let exists = self.table_exists(&client, "triples", operation).await?;
         if exists {
             // Reads only read: the owner is checked, never claimed (that is for writes).
             self.refuse_other_owner(&client, operation).await?;
@@ -459,10 +462,9 @@ impl PostgresKnowledgeGraph {
         id: &str,
         op: &'static str,
     ) -> Result<Vec<EntityCandidate>> {
-        if name.chars().count() < MIN_CANDIDATE_LEN {
+        let Some([p1, p2, p3, p4, p5, p6]) = candidate_like_patterns(name, id) else {
             return Ok(Vec::new());
-        }
-        let (n, i) = (escape_like(name), escape_like(id));
+        };
         let stmt = client
             .prepare_cached(&self.sql(
                 r"SELECT id, name FROM {s}.entities WHERE id = $1 OR name = $2
@@ -473,19 +475,7 @@ impl PostgresKnowledgeGraph {
             .await
             .map_err(pg(op))?;
         let rows = client
-            .query(
-                &stmt,
-                &[
-                    &id,
-                    &name,
-                    &format!("{n} %"),
-                    &format!("% {n}"),
-                    &format!("% {n} %"),
-                    &format!("{i}\\_%"),
-                    &format!("%\\_{i}"),
-                    &format!("%\\_{i}\\_%"),
-                ],
-            )
+            .query(&stmt, &[&id, &name, &p1, &p2, &p3, &p4, &p5, &p6])
             .await
             .map_err(pg(op))?;
         // As 3.11 (and the SQLite graph): five rows, then the exact entity left out.
@@ -533,21 +523,6 @@ fn fact_from_row(row: &Row, direction: Option<Direction>) -> Fact {
         confidence: row.get::<_, Option<f64>>(5).unwrap_or(1.0),
         source_closet: row.get(6),
     }
-}
-
-/// Escapes `%`, `_` and `\` for a `LIKE … ESCAPE '\'` pattern.
-fn escape_like(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_")
-}
-
-/// The comparable instant of a query's `as_of` (see `mempalace_core::temporal`).
-fn as_of_key(as_of: Option<&str>) -> Result<Option<String>> {
-    as_of
-        .map(|d| canonical_date("as_of", d).map(|d| start_key(&d)))
-        .transpose()
 }
 
 #[async_trait]
@@ -605,15 +580,7 @@ impl KnowledgeGraph for PostgresKnowledgeGraph {
         object: &str,
         ended: Option<&str>,
     ) -> Result<u64> {
-        let ended = match ended {
-            Some(d) => canonical_date("ended", d)?,
-            None => today(),
-        };
-        let (sub, pred, obj) = (
-            entity_id(subject),
-            predicate_id(predicate),
-            entity_id(object),
-        );
+        let ([sub, pred, obj], ended) = invalidation(subject, predicate, object, ended)?;
         let op = "invalidate";
         if !self.tables_exist(op).await? {
             return Ok(0);
@@ -631,21 +598,18 @@ impl KnowledgeGraph for PostgresKnowledgeGraph {
         // As 3.11: the old fact closes and the new one opens at one shared instant, in one
         // transaction. With no current old fact the new one still opens (a plain add); when
         // the new one is already current its id is returned and nothing else changes.
-        let at = supersede_boundary(change.at.as_deref())?;
-        let mut new = NewTriple::new(&change.subject, &change.predicate, &change.new_object);
-        new.valid_from = Some(at.clone());
-        new.confidence = change.confidence;
-        new.source_closet = change.source_closet.clone();
-        let new = new.validated()?;
-        NewTriple::new(&change.subject, &change.predicate, &change.old_object).validated()?;
-        let (sub, old_obj) = (entity_id(&change.subject), entity_id(&change.old_object));
+        let ValidatedSupersede {
+            at,
+            new,
+            closes: [sub, pred, old_obj],
+        } = change.validated()?;
         self.ensure_tables().await?;
         let op = "supersede";
         let mut client = self.client(op).await?;
         let tx = client.transaction().await.map_err(pg(op))?;
         self.ensure_entities(&tx, &[&new.subject, &new.object], op)
             .await?;
-        self.close_open_facts(&tx, [&sub, &new.predicate, &old_obj], &at, "at", op)
+        self.close_open_facts(&tx, [&sub, &pred, &old_obj], &at, "at", op)
             .await?;
         let new_triple_id = self.insert_triple(&tx, &new, op).await?;
         tx.commit().await.map_err(pg(op))?;

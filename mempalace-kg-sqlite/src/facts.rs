@@ -1,5 +1,6 @@
 //! Reading facts: the SQL shared by entity, relationship and timeline queries.
 
+use mempalace_core::knowledge_graph::candidate_like_patterns;
 use mempalace_core::{Direction, EntityCandidate, Fact};
 use rusqlite::{Connection, Row, params};
 
@@ -128,17 +129,6 @@ pub(crate) fn timeline_count(conn: &Connection, entity_id: Option<&str>) -> rusq
     Ok(count.max(0) as u64)
 }
 
-/// Names shorter than this get no candidates (3.11's `_MIN_ENTITY_CANDIDATE_LEN`).
-const MIN_CANDIDATE_LEN: usize = 3;
-
-/// Escapes `%`, `_` and `\\` for a `LIKE … ESCAPE '\\'` pattern.
-fn escape_like(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_")
-}
-
 /// 3.11's entity candidates for `name` (id `entity_id`): at most 5 entities, other than the
 /// exact one, whose name has `name` as a whole space-separated part or whose id has the id as
 /// a whole `_`-separated part (SQLite's `LIKE`: case-insensitive for ASCII).
@@ -148,34 +138,21 @@ pub(crate) fn entity_candidates(
     entity_id: &str,
 ) -> rusqlite::Result<Vec<EntityCandidate>> {
     let name = name.trim();
-    if name.chars().count() < MIN_CANDIDATE_LEN {
+    let Some([p1, p2, p3, p4, p5, p6]) = candidate_like_patterns(name, entity_id) else {
         return Ok(Vec::new());
-    }
-    let (n, i) = (escape_like(name), escape_like(entity_id));
+    };
     let mut stmt = conn.prepare_cached(
         "SELECT id, name FROM entities WHERE id = ?1 OR name = ?2
             OR name LIKE ?3 ESCAPE '\\' OR name LIKE ?4 ESCAPE '\\' OR name LIKE ?5 ESCAPE '\\'
             OR id LIKE ?6 ESCAPE '\\' OR id LIKE ?7 ESCAPE '\\' OR id LIKE ?8 ESCAPE '\\'
          LIMIT 5",
     )?;
-    let rows = stmt.query_map(
-        params![
-            entity_id,
-            name,
-            format!("{n} %"),
-            format!("% {n}"),
-            format!("% {n} %"),
-            format!("{i}\\_%"),
-            format!("%\\_{i}"),
-            format!("%\\_{i}\\_%"),
-        ],
-        |r| {
-            Ok(EntityCandidate {
-                id: r.get(0)?,
-                name: r.get(1)?,
-            })
-        },
-    )?;
+    let rows = stmt.query_map(params![entity_id, name, p1, p2, p3, p4, p5, p6], |r| {
+        Ok(EntityCandidate {
+            id: r.get(0)?,
+            name: r.get(1)?,
+        })
+    })?;
     let mut out = Vec::new();
     for c in rows {
         let c = c?;

@@ -4,10 +4,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use mempalace_core::knowledge_graph::{entity_id, predicate_id, triple_id};
-use mempalace_core::temporal::{
-    canonical_date, ends_before_start, start_key, supersede_boundary, today,
+use mempalace_core::knowledge_graph::{
+    ValidatedSupersede, entity_id, invalidation, predicate_id, triple_id,
 };
+use mempalace_core::temporal::{as_of_key, ends_before_start};
 use mempalace_core::{
     Direction, EntityCandidate, Fact, KgStats, KnowledgeGraph, NewEntity, NewTriple, Page,
     PalaceError, Result, Supersede, Supersession,
@@ -300,13 +300,6 @@ fn close_open_facts(
     Ok(n as u64)
 }
 
-/// The comparable instant of a query's `as_of` (see `mempalace_core::temporal`).
-fn as_of_key(as_of: Option<&str>) -> Result<Option<String>> {
-    as_of
-        .map(|d| canonical_date("as_of", d).map(|d| start_key(&d)))
-        .transpose()
-}
-
 #[async_trait]
 impl KnowledgeGraph for SqliteKnowledgeGraph {
     async fn exists(&self) -> Result<bool> {
@@ -372,15 +365,7 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
         object: &str,
         ended: Option<&str>,
     ) -> Result<u64> {
-        let ended = match ended {
-            Some(d) => canonical_date("ended", d)?,
-            None => today(),
-        };
-        let (sub, pred, obj) = (
-            entity_id(subject),
-            predicate_id(predicate),
-            entity_id(object),
-        );
+        let ([sub, pred, obj], ended) = invalidation(subject, predicate, object, ended)?;
         if !self.exists().await? {
             return Ok(0);
         }
@@ -398,18 +383,11 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
         // As 3.11: the old fact closes and the new one opens at one shared instant, in one
         // transaction. With no current old fact the new one still opens (a plain add); when
         // the new one is already current its id is returned and nothing else changes.
-        let at = supersede_boundary(change.at.as_deref())?;
-        let mut new = NewTriple::new(&change.subject, &change.predicate, &change.new_object);
-        new.valid_from = Some(at.clone());
-        new.confidence = change.confidence;
-        new.source_closet = change.source_closet.clone();
-        let new = new.validated()?;
-        NewTriple::new(&change.subject, &change.predicate, &change.old_object).validated()?;
-        let (sub, pred, old_obj) = (
-            entity_id(&change.subject),
-            new.predicate.clone(),
-            entity_id(&change.old_object),
-        );
+        let ValidatedSupersede {
+            at,
+            new,
+            closes: [sub, pred, old_obj],
+        } = change.validated()?;
         let op = "supersede";
         self.write(op, move |conn| {
             let tx = immediate(conn, op)?;
