@@ -8,12 +8,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use mempalace_cli::init::init_project;
-use mempalace_cli::mine::{Chunking, MineOptions, mine_project};
+use mempalace_cli::mine::{
+    Chunking, ConversationMineOptions, MineOptions, mine_conversations, mine_project,
+};
 use mempalace_cli::palace_config::{BackendKind, resolve_palace_path};
 use mempalace_cli::project_config::{ProjectConfig, slug};
 use mempalace_cli::secret_file::read_secret;
 use mempalace_cli::stack::{StackOptions, create_palace, lazy_minilm, open_palace};
 use mempalace_cli::{mcp, render};
+use mempalace_core::conversations::ExtractMode;
 use mempalace_core::knowledge_graph::Supersede;
 use mempalace_core::reports::Status;
 use mempalace_core::{
@@ -135,6 +138,14 @@ enum Command {
         /// How files are cut into drawers.
         #[arg(long, value_enum, default_value_t = Chunking::Context)]
         chunking: Chunking,
+        /// What the folder holds: a project's files, or chat exports and transcripts (Claude
+        /// Code, Codex, Gemini CLI, ChatGPT, Claude.ai, Slack, plain text; any mix).
+        #[arg(long, value_enum, default_value_t = MineMode::Projects)]
+        mode: MineMode,
+        /// With `--mode convos`: file whole exchanges, or 3.11's extracted decisions,
+        /// preferences, milestones, problems and emotional moments in rooms of their kind.
+        #[arg(long, value_enum, default_value_t = Extract::Exchange)]
+        extract: Extract,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -525,11 +536,42 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Mine {
             dir,
             wing,
+            mode: MineMode::Convos,
+            extract,
+            quiet,
+            json,
+            ..
+        } => {
+            let wing = wing
+                .map(|w| slug(&w))
+                .unwrap_or_else(|| mempalace_cli::project_config::wing_for_folder(&dir));
+            create_palace(&palace, &opts).await?;
+            let mut mine_opts = ConversationMineOptions::new(wing);
+            mine_opts.extract = extract.into();
+            mine_opts.quiet = quiet || json;
+            let cancel = ctrl_c_cancels();
+            let report = mine_conversations(Arc::clone(&palace), &dir, mine_opts, cancel).await?;
+            if json {
+                print_json(&report)?;
+            } else {
+                print!("{}", render::conversation_mine(&report));
+            }
+            if !report.errors.is_empty() {
+                anyhow::bail!(
+                    "{} file(s) broke off (see above); the conversations before each break are filed",
+                    report.errors.len()
+                );
+            }
+        }
+        Command::Mine {
+            dir,
+            wing,
             batch_size,
             max_file_size,
             quiet,
             chunking,
             json,
+            ..
         } => {
             let project = ProjectConfig::load(&dir)?;
             let (wing, rooms) = match project {
@@ -545,16 +587,7 @@ async fn run(cli: Cli) -> Result<()> {
             mine_opts.max_file_bytes = max_file_size;
             mine_opts.quiet = quiet || json;
             mine_opts.chunking = chunking;
-            let cancel = Arc::new(AtomicBool::new(false));
-            {
-                let cancel = Arc::clone(&cancel);
-                tokio::spawn(async move {
-                    if tokio::signal::ctrl_c().await.is_ok() {
-                        eprintln!("stopping after the batches in flight…");
-                        cancel.store(true, Ordering::Relaxed);
-                    }
-                });
-            }
+            let cancel = ctrl_c_cancels();
             let report = mine_project(Arc::clone(&palace), &dir, mine_opts, cancel).await?;
             if json {
                 print_json(&report)?;
@@ -797,4 +830,44 @@ async fn kg(palace: &Palace, cmd: KgCommand) -> Result<()> {
         KgCommand::Stats => print_json(&palace.kg_stats().await?)?,
     }
     Ok(())
+}
+
+/// A flag Ctrl-C sets: long work stops after the batches in flight.
+fn ctrl_c_cancels() -> Arc<AtomicBool> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&cancel);
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("stopping after the batches in flight…");
+            flag.store(true, Ordering::Relaxed);
+        }
+    });
+    cancel
+}
+
+/// What `mine` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum MineMode {
+    /// A project's text files.
+    Projects,
+    /// Chat exports and transcripts.
+    Convos,
+}
+
+/// How conversations become drawers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Extract {
+    /// Whole exchanges in topic rooms.
+    Exchange,
+    /// Extracted memories in rooms of their kind.
+    General,
+}
+
+impl From<Extract> for ExtractMode {
+    fn from(e: Extract) -> Self {
+        match e {
+            Extract::Exchange => ExtractMode::Exchange,
+            Extract::General => ExtractMode::General,
+        }
+    }
 }

@@ -68,7 +68,7 @@ fn classify(path: &Path, e: std::io::Error) -> RegularFileError {
 
 /// Opens `path` for reading without following a final symlink and without blocking on a FIFO,
 /// and checks on the open handle that it is a regular file.
-fn open_regular(path: &Path) -> Result<File, RegularFileError> {
+pub fn open_regular(path: &Path) -> Result<File, RegularFileError> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)

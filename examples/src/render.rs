@@ -70,6 +70,17 @@ pub fn search(r: &SearchResponse) -> String {
             terminal_safe(&hit.room),
             terminal_safe(&hit.source_file)
         );
+        if let Some(c) = &hit.conversation {
+            let when = hit.authored_at.as_deref().unwrap_or("undated");
+            let title = c.title.as_deref().unwrap_or(&c.id);
+            let _ = writeln!(
+                out,
+                "    {} · {} · {}",
+                terminal_safe(when),
+                terminal_safe(&c.speakers.join(", ")),
+                terminal_safe(title)
+            );
+        }
         for line in hit.text.lines().take(12) {
             let _ = writeln!(out, "    {}", terminal_safe_line(line));
         }
@@ -77,6 +88,63 @@ pub fn search(r: &SearchResponse) -> String {
             let _ = writeln!(out, "    …");
         }
         out.push('\n');
+    }
+    out
+}
+
+/// A conversation mine's summary: what was filed, what was skipped and why, what broke.
+pub fn conversation_mine(r: &crate::mine::ConversationMineReport) -> String {
+    let mut out = String::new();
+    let formats: Vec<String> = r
+        .files_by_format
+        .iter()
+        .map(|(f, n)| format!("{n} {f}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "Mined {} conversation(s) from {} file(s) ({}) into wing {}: {} new exchange(s), {} drawer(s), {} conversation(s) unchanged, in {:.1}s{}",
+        r.conversations,
+        r.files_by_format.values().sum::<u64>(),
+        if formats.is_empty() {
+            "none".to_string()
+        } else {
+            formats.join(", ")
+        },
+        terminal_safe(&r.wing),
+        r.filed.new_exchanges,
+        r.filed.drawers_filed,
+        r.filed.conversations_unchanged,
+        r.wall_seconds,
+        if r.interrupted {
+            " — interrupted, run mine again to finish"
+        } else {
+            ""
+        }
+    );
+    if !r.left_out.is_empty() {
+        let _ = writeln!(out, "Left out of turns by rule:");
+        for (reason, n) in &r.left_out {
+            let _ = writeln!(out, "  {n:>6}  {}", terminal_safe(reason));
+        }
+    }
+    if !r.files_skipped.is_empty() {
+        let _ = writeln!(out, "Skipped {} file(s):", r.files_skipped.len());
+        for p in &r.files_skipped {
+            let _ = writeln!(
+                out,
+                "  {}: {}",
+                terminal_safe(&p.file),
+                terminal_safe(&p.reason)
+            );
+        }
+    }
+    for p in &r.errors {
+        let _ = writeln!(
+            out,
+            "error: {}: {}",
+            terminal_safe(&p.file),
+            terminal_safe(&p.reason)
+        );
     }
     out
 }
@@ -206,6 +274,8 @@ mod tests {
                 source_path: String::new(),
                 chunk_index: 0,
                 filed_at: String::new(),
+                authored_at: None,
+                conversation: None,
                 similarity: 0.5,
                 distance: 0.5,
                 bm25_score: 0.0,

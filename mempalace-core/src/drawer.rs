@@ -46,6 +46,44 @@ pub struct DrawerMetadata {
     pub added_by: AddedBy,
     /// When it was filed (ISO 8601, local time, as MemPalace writes it).
     pub filed_at: String,
+    /// When its words were written, when known (a mined conversation's first turn), in the
+    /// same local ISO form as `filed_at`; time filters read it before `filed_at`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authored_at: Option<String>,
+    /// Where in a conversation the drawer comes from (drawers mined from chats only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<ConversationRef>,
+}
+
+impl DrawerMetadata {
+    /// The instant time filters compare: `authored_at` when known, else `filed_at`.
+    pub fn dated_at(&self) -> &str {
+        self.authored_at.as_deref().unwrap_or(&self.filed_at)
+    }
+}
+
+/// A drawer's place in a mined conversation: which conversation, which turns, who spoke.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversationRef {
+    /// The conversation's id in its export (a session id, a ChatGPT conversation id, ...).
+    pub id: String,
+    /// The conversation's title, when the export has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Who speaks in the drawer, in order of first appearance ("user", "assistant", or a
+    /// participant's name).
+    #[serde(default)]
+    pub speakers: Vec<String>,
+    /// Index of the drawer's first turn in the conversation (from 0).
+    pub first_turn: u32,
+    /// Index of its last turn (equal to `first_turn` for a single turn or a piece of one).
+    pub last_turn: u32,
+    /// When the drawer's last turn was written, when known (local ISO, like `authored_at`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authored_until: Option<String>,
+    /// How the drawer was cut from the conversation (whole exchanges or an extracted memory).
+    #[serde(default)]
+    pub extract: crate::conversations::ExtractMode,
 }
 
 /// A drawer: id, verbatim text and metadata.

@@ -6,8 +6,9 @@ use crate::drawer::Drawer;
 
 /// Restricts an operation to drawers matching every field that is set (all unset: everything).
 ///
-/// `filed_from` / `filed_before` compare `filed_at` as text; [`crate::Palace`] hands stores
-/// canonical `YYYY-MM-DDTHH:MM:SS[.ffffff]` bounds, which sort chronologically.
+/// `filed_from` / `filed_before` compare a drawer's date ([`crate::DrawerMetadata::dated_at`]:
+/// when its words were written if known, else when it was filed) as text; [`crate::Palace`]
+/// hands stores canonical `YYYY-MM-DDTHH:MM:SS[.ffffff]` bounds, which sort chronologically.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DrawerFilter {
     /// Only drawers in this wing.
@@ -19,10 +20,10 @@ pub struct DrawerFilter {
     /// Only drawers with one of these ids (an empty list matches nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ids: Option<Vec<String>>,
-    /// Only drawers filed at or after this instant.
+    /// Only drawers dated at or after this instant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filed_from: Option<String>,
-    /// Only drawers filed before this instant.
+    /// Only drawers dated before this instant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filed_before: Option<String>,
 }
@@ -104,10 +105,10 @@ impl DrawerFilter {
             && self
                 .filed_from
                 .as_deref()
-                .is_none_or(|from| m.filed_at.as_str() >= from)
+                .is_none_or(|from| m.dated_at() >= from)
             && self
                 .filed_before
                 .as_deref()
-                .is_none_or(|before| m.filed_at.as_str() < before)
+                .is_none_or(|before| m.dated_at() < before)
     }
 }

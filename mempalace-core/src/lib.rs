@@ -16,6 +16,7 @@ pub mod aaak;
 pub mod agent_hooks;
 pub mod chunking;
 pub mod closets;
+pub mod conversations;
 pub mod coordination;
 pub mod drawer;
 pub mod drawer_chunks;
@@ -42,7 +43,7 @@ pub mod vector_store;
 pub mod wake_up;
 pub mod write_lock;
 
-pub use drawer::{AddedBy, Drawer, DrawerMetadata};
+pub use drawer::{AddedBy, ConversationRef, Drawer, DrawerMetadata};
 pub use embedder::Embedder;
 pub use error::{PalaceError, Result};
 pub use filter::DrawerFilter;

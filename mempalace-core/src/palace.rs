@@ -37,6 +37,7 @@ use crate::write_lock::{FileWriteLock, WriteLock};
 
 mod aaak_ops;
 mod checkpoint;
+mod conversation_filing;
 mod coordination_ops;
 mod cross_host_dedup;
 mod drawer_batches;
@@ -48,6 +49,7 @@ mod wake_up_ops;
 
 pub use aaak_ops::{CompressReport, CompressedDrawer, ENTITY_CODES_FILE};
 pub use checkpoint::{Checkpoint, CheckpointDiary, CheckpointItem, CheckpointReport};
+pub use conversation_filing::ConversationsFiled;
 pub use coordination_ops::{MeshPeers, MeshReplica};
 use cross_host_dedup::AfterWrite;
 pub use cross_host_dedup::DEFAULT_SETTLE;
@@ -792,6 +794,8 @@ impl Palace {
                         chunk_index: i as u32,
                         added_by: new.added_by,
                         filed_at: filed_at.clone(),
+                        authored_at: None,
+                        conversation: None,
                     },
                 })
                 .collect();
@@ -1315,6 +1319,8 @@ impl Palace {
                 chunk_index: 0,
                 added_by: AddedBy::Mcp,
                 filed_at: timestamp.clone(),
+                authored_at: None,
+                conversation: None,
             },
         };
         self.store
@@ -1554,6 +1560,8 @@ fn fold_identical_texts(
             room: m.room,
             chunk_index: m.chunk_index,
             filed_at: m.filed_at,
+            authored_at: m.authored_at,
+            conversation: m.conversation,
             similarity: similarity_from_distance(distance),
             distance: (f64::from(distance) * 10_000.0).round() / 10_000.0,
             bm25_score: (r.bm25 * 1000.0).round() / 1000.0,

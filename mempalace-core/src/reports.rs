@@ -110,6 +110,12 @@ pub struct SearchHit {
     /// When the drawer was filed.
     #[serde(default)]
     pub filed_at: String,
+    /// When its words were written, when known (a mined conversation's turns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authored_at: Option<String>,
+    /// Its place in a mined conversation: which one, which turns, who spoke.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<crate::drawer::ConversationRef>,
     /// `round(max(0, 1 - cosine distance), 3)`.
     pub similarity: f64,
     /// Cosine distance to the query, `round(d, 4)`.

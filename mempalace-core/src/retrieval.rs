@@ -412,6 +412,8 @@ mod tests {
                 chunk_index: 0,
                 added_by: AddedBy::Mcp,
                 filed_at: "2026-01-01T00:00:00".into(),
+                authored_at: None,
+                conversation: None,
             },
         }
     }

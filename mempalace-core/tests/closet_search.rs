@@ -32,6 +32,8 @@ fn chunk(source: &str, room: &str, index: u32, text: &str) -> Drawer {
             chunk_index: index,
             added_by: AddedBy::Mine,
             filed_at: "2026-01-01T00:00:00".into(),
+            authored_at: None,
+            conversation: None,
         },
     }
 }

@@ -170,6 +170,8 @@ async fn a_drawer_that_yielded_to_one_that_went_away_is_filed_again() {
             chunk_index: 0,
             added_by: AddedBy::Mcp,
             filed_at: String::new(),
+            authored_at: None,
+            conversation: None,
         },
     };
     let store = Arc::new(ShiftingStore {

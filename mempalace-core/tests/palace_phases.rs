@@ -422,6 +422,8 @@ async fn absurd_limits_are_capped_at_the_palace_limit() {
                 chunk_index: i as u32,
                 added_by: AddedBy::Mine,
                 filed_at: "2026-01-01T00:00:00".into(),
+                authored_at: None,
+                conversation: None,
             },
         })
         .collect();

@@ -45,6 +45,8 @@ fn drawer(id: &str, wing: &str, room: &str, text: &str, filed_at: &str) -> Drawe
             chunk_index: 0,
             added_by: AddedBy::Mine,
             filed_at: filed_at.into(),
+            authored_at: None,
+            conversation: None,
         },
     }
 }

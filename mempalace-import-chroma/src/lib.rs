@@ -273,6 +273,13 @@ pub fn to_drawer(record: &ChromaRecord, now: &str) -> std::result::Result<Drawer
             chunk_index,
             added_by,
             filed_at: text_field(record, "filed_at").unwrap_or_else(|| now.to_string()),
+            // 3.11's conversation miner records when a transcript was written (its latest
+            // turn); it falls back to the filing time, which is no authored date.
+            authored_at: text_field(record, "authored_at")
+                .filter(|a| Some(a) != text_field(record, "filed_at").as_ref())
+                .filter(|_| text_field(record, "ingest_mode").as_deref() == Some("convos"))
+                .and_then(|a| mempalace_core::conversations::timestamps::from_iso(&a)),
+            conversation: None,
         },
     })
 }

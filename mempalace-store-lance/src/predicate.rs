@@ -8,8 +8,10 @@ pub fn sql_string(value: &str) -> String {
     format!("'{}'", value.replace('\'', "''"))
 }
 
-/// The predicate selecting a filter's drawers, or `None` for "everything".
-pub fn filter_predicate(filter: &DrawerFilter) -> Option<String> {
+/// The predicate selecting a filter's drawers, or `None` for "everything". `dated`: the
+/// table has the `authored_at` column, so time bounds compare `coalesce(authored_at,
+/// filed_at)` (a drawer's words' date when known); without it they compare `filed_at`.
+pub fn filter_predicate(filter: &DrawerFilter, dated: bool) -> Option<String> {
     let mut parts = Vec::new();
     if let Some(w) = &filter.wing {
         parts.push(format!("wing = {}", sql_string(w)));
@@ -27,11 +29,16 @@ pub fn filter_predicate(filter: &DrawerFilter) -> Option<String> {
             ids_predicate(ids)
         });
     }
+    let date = if dated {
+        "coalesce(authored_at, filed_at)"
+    } else {
+        "filed_at"
+    };
     if let Some(from) = &filter.filed_from {
-        parts.push(format!("filed_at >= {}", sql_string(from)));
+        parts.push(format!("{date} >= {}", sql_string(from)));
     }
     if let Some(before) = &filter.filed_before {
-        parts.push(format!("filed_at < {}", sql_string(before)));
+        parts.push(format!("{date} < {}", sql_string(before)));
     }
     (!parts.is_empty()).then(|| parts.join(" AND "))
 }
@@ -56,9 +63,9 @@ mod tests {
 
     #[test]
     fn filters_combine_with_and() {
-        assert_eq!(filter_predicate(&DrawerFilter::all()), None);
+        assert_eq!(filter_predicate(&DrawerFilter::all(), true), None);
         assert_eq!(
-            filter_predicate(&DrawerFilter::wing("w").with_room("r'x")).as_deref(),
+            filter_predicate(&DrawerFilter::wing("w").with_room("r'x"), true).as_deref(),
             Some("wing = 'w' AND room = 'r''x'")
         );
         assert_eq!(
@@ -69,7 +76,8 @@ mod tests {
             filter_predicate(
                 &DrawerFilter::wing("w")
                     .with_ids(vec!["x".into()])
-                    .filed_between(Some("2026-01-01T00:00:00".into()), Some("2026-02'".into()))
+                    .filed_between(Some("2026-01-01T00:00:00".into()), Some("2026-02'".into())),
+                false
             )
             .as_deref(),
             Some(
@@ -77,7 +85,15 @@ mod tests {
             )
         );
         assert_eq!(
-            filter_predicate(&DrawerFilter::all().with_ids(Vec::new())).as_deref(),
+            filter_predicate(
+                &DrawerFilter::all().filed_between(Some("2026-01-01".into()), None),
+                true
+            )
+            .as_deref(),
+            Some("coalesce(authored_at, filed_at) >= '2026-01-01'")
+        );
+        assert_eq!(
+            filter_predicate(&DrawerFilter::all().with_ids(Vec::new()), true).as_deref(),
             Some("false")
         );
     }

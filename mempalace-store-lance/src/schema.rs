@@ -13,31 +13,42 @@ use mempalace_core::{AddedBy, Drawer, DrawerMetadata, PalaceError, Result};
 
 /// Name of the vector column.
 pub(crate) const VECTOR_COLUMN: &str = "vector";
-/// Every column but the vector, for reads that need no vector.
-pub(crate) const DRAWER_COLUMNS: [&str; 8] = [
-    "id",
-    "text",
-    "wing",
-    "room",
-    "source_file",
-    "chunk_index",
-    "added_by",
-    "filed_at",
-];
+/// Every column but the vector, for reads that need no vector (the dated columns only when
+/// the table has them: tables made before conversation mining gain them on their first write).
+pub(crate) fn drawer_columns(dated: bool) -> Vec<&'static str> {
+    let mut columns = vec![
+        "id",
+        "text",
+        "wing",
+        "room",
+        "source_file",
+        "chunk_index",
+        "added_by",
+        "filed_at",
+    ];
+    if dated {
+        columns.extend(DATED_COLUMNS);
+    }
+    columns
+}
+
+/// The columns added for conversation mining: when the words were written, and the drawer's
+/// place in its conversation (JSON).
+pub(crate) const DATED_COLUMNS: [&str; 2] = [AUTHORED_AT_COLUMN, CONVERSATION_COLUMN];
+/// When a drawer's words were written (nullable).
+pub(crate) const AUTHORED_AT_COLUMN: &str = "authored_at";
+/// A drawer's conversation reference as JSON (nullable).
+pub(crate) const CONVERSATION_COLUMN: &str = "conversation";
 
 /// The distance column a vector query adds.
 pub(crate) const DISTANCE_COLUMN: &str = "_distance";
 /// What a nearest-neighbour query returns: the drawer columns and, asked for explicitly (Lance
 /// deprecates adding it implicitly), the distance.
-pub(crate) const NEIGHBOUR_COLUMNS: [&str; DRAWER_COLUMNS.len() + 1] = {
-    let mut columns = [DISTANCE_COLUMN; DRAWER_COLUMNS.len() + 1];
-    let mut i = 0;
-    while i < DRAWER_COLUMNS.len() {
-        columns[i] = DRAWER_COLUMNS[i];
-        i += 1;
-    }
+pub(crate) fn neighbour_columns(dated: bool) -> Vec<&'static str> {
+    let mut columns = drawer_columns(dated);
+    columns.push(DISTANCE_COLUMN);
     columns
-};
+}
 
 /// The column the full-text (BM25) index covers.
 pub(crate) const TEXT_COLUMN: &str = "text";
@@ -45,16 +56,27 @@ pub(crate) const TEXT_COLUMN: &str = "text";
 pub(crate) const SCORE_COLUMN: &str = "_score";
 /// What a full-text query returns: the drawer columns, the vector (so search computes the
 /// hit's distance without a second query) and the score.
-pub(crate) const LEXICAL_COLUMNS: [&str; DRAWER_COLUMNS.len() + 2] = {
-    let mut columns = [SCORE_COLUMN; DRAWER_COLUMNS.len() + 2];
-    let mut i = 0;
-    while i < DRAWER_COLUMNS.len() {
-        columns[i] = DRAWER_COLUMNS[i];
-        i += 1;
-    }
-    columns[DRAWER_COLUMNS.len()] = VECTOR_COLUMN;
+pub(crate) fn lexical_columns(dated: bool) -> Vec<&'static str> {
+    let mut columns = drawer_columns(dated);
+    columns.push(VECTOR_COLUMN);
+    columns.push(SCORE_COLUMN);
     columns
-};
+}
+
+/// Whether a table's schema has the dated columns.
+pub(crate) fn has_dated_columns(schema: &Schema) -> bool {
+    DATED_COLUMNS
+        .iter()
+        .all(|c| schema.field_with_name(c).is_ok())
+}
+
+/// The dated columns as a schema of their own (what an older table gains, all null).
+pub(crate) fn dated_columns_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new(AUTHORED_AT_COLUMN, DataType::Utf8, true),
+        Field::new(CONVERSATION_COLUMN, DataType::Utf8, true),
+    ]))
+}
 
 /// The vectors of a batch's `vector` column, row by row.
 pub(crate) fn batch_vectors(batch: &RecordBatch) -> Result<Vec<Vec<f32>>> {
@@ -102,6 +124,9 @@ pub(crate) fn drawers_schema(dimension: usize) -> SchemaRef {
             ),
             false,
         ),
+        // Last, in the order an older table gains them, so both layouts match.
+        Field::new(AUTHORED_AT_COLUMN, DataType::Utf8, true),
+        Field::new(CONVERSATION_COLUMN, DataType::Utf8, true),
     ]))
 }
 
@@ -150,6 +175,15 @@ pub(crate) fn drawers_batch(
             strings(|d| d.metadata.added_by.as_str()),
             strings(|d| &d.metadata.filed_at),
             Arc::new(vectors),
+            Arc::new(StringArray::from_iter(
+                drawers.iter().map(|d| d.metadata.authored_at.as_deref()),
+            )),
+            Arc::new(StringArray::from_iter(drawers.iter().map(|d| {
+                d.metadata
+                    .conversation
+                    .as_ref()
+                    .and_then(|c| serde_json::to_string(c).ok())
+            }))),
         ],
     )
     .map_err(arrow_err("upsert"))
@@ -171,6 +205,11 @@ fn utf8<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray> {
         .ok_or_else(|| PalaceError::store("lancedb", "read", format!("column {name} is not utf8")))
 }
 
+/// A nullable text column, when the batch has it.
+fn optional_utf8<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a StringArray> {
+    batch.column_by_name(name)?.as_string_opt::<i32>()
+}
+
 /// The ids in a result batch (which must hold the `id` column).
 pub(crate) fn batch_ids(batch: &RecordBatch) -> Result<Vec<String>> {
     Ok(utf8(batch, "id")?
@@ -180,7 +219,7 @@ pub(crate) fn batch_ids(batch: &RecordBatch) -> Result<Vec<String>> {
         .collect())
 }
 
-/// The drawers in a result batch (which must hold [`DRAWER_COLUMNS`]).
+/// The drawers in a result batch (which must hold the [`drawer_columns`]).
 pub(crate) fn batch_drawers(batch: &RecordBatch) -> Result<Vec<Drawer>> {
     let (id, text, wing, room) = (
         utf8(batch, "id")?,
@@ -193,6 +232,8 @@ pub(crate) fn batch_drawers(batch: &RecordBatch) -> Result<Vec<Drawer>> {
         utf8(batch, "added_by")?,
         utf8(batch, "filed_at")?,
     );
+    let authored = optional_utf8(batch, AUTHORED_AT_COLUMN);
+    let conversation = optional_utf8(batch, CONVERSATION_COLUMN);
     let chunk = column(batch, "chunk_index")?
         .as_primitive_opt::<UInt32Type>()
         .ok_or_else(|| PalaceError::store("lancedb", "read", "chunk_index is not uint32"))?;
@@ -207,6 +248,12 @@ pub(crate) fn batch_drawers(batch: &RecordBatch) -> Result<Vec<Drawer>> {
                 chunk_index: chunk.value(i),
                 added_by: AddedBy::parse_lenient(added_by.value(i)),
                 filed_at: filed_at.value(i).to_string(),
+                authored_at: authored
+                    .filter(|c| c.is_valid(i))
+                    .map(|c| c.value(i).to_string()),
+                conversation: conversation
+                    .filter(|c| c.is_valid(i))
+                    .and_then(|c| serde_json::from_str(c.value(i)).ok()),
             },
         })
         .collect())

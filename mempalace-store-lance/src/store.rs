@@ -27,9 +27,9 @@ use crate::options::LanceOptions;
 use crate::predicate::{filter_predicate, ids_predicate};
 use crate::room_count_cache::RoomCountCache;
 use crate::schema::{
-    DISTANCE_COLUMN, DRAWER_COLUMNS, LEXICAL_COLUMNS, NEIGHBOUR_COLUMNS, SCORE_COLUMN, TEXT_COLUMN,
-    batch_drawers, batch_ids, batch_vectors, batch_wing_rooms, drawers_batch, drawers_schema,
-    vector_dimension,
+    DISTANCE_COLUMN, SCORE_COLUMN, TEXT_COLUMN, batch_drawers, batch_ids, batch_vectors,
+    batch_wing_rooms, dated_columns_schema, drawer_columns, drawers_batch, drawers_schema,
+    has_dated_columns, lexical_columns, neighbour_columns, vector_dimension,
 };
 
 /// Ids per `IN (...)` predicate.
@@ -53,6 +53,8 @@ pub(crate) struct Shared {
     /// Set once the ANN index on the vector column is known to exist (indexes are never
     /// dropped, so a query need not list them again).
     vector_index: std::sync::atomic::AtomicBool,
+    /// Set once the table is known to have the dated columns (`authored_at`, `conversation`).
+    dated: std::sync::atomic::AtomicBool,
     /// Room counts of the latest table version seen.
     room_counts: RoomCountCache,
 }
@@ -85,6 +87,7 @@ impl LanceStore {
                 maintenance: Mutex::new(()),
                 text_index: std::sync::atomic::AtomicBool::new(false),
                 vector_index: std::sync::atomic::AtomicBool::new(false),
+                dated: std::sync::atomic::AtomicBool::new(false),
                 room_counts: RoomCountCache::default(),
             }),
         };
@@ -275,6 +278,43 @@ impl LanceStore {
         Ok(found)
     }
 
+    /// Whether `table` has the dated columns: a table made before conversation mining lacks
+    /// them until its first write here (or in another process) adds them; reads meanwhile
+    /// leave them out and date drawers by `filed_at`.
+    async fn is_dated(&self, table: &Table) -> Result<bool> {
+        if self.shared.dated.load(Ordering::Acquire) {
+            return Ok(true);
+        }
+        let schema = table.schema().await.map_err(lance_err("schema"))?;
+        let dated = has_dated_columns(&schema);
+        if dated {
+            self.shared.dated.store(true, Ordering::Release);
+        }
+        Ok(dated)
+    }
+
+    /// Before a write: gives an older table the dated columns (all null; a metadata-only
+    /// commit). Two writers may race; the loser finds them there.
+    async fn ensure_dated(&self, table: &Table) -> Result<()> {
+        if self.is_dated(table).await? {
+            return Ok(());
+        }
+        let added = table
+            .add_columns()
+            .transform(lancedb::table::NewColumnTransform::AllNulls(
+                dated_columns_schema(),
+            ))
+            .execute()
+            .await;
+        if let Err(e) = added
+            && !self.is_dated(table).await?
+        {
+            return Err(lance_err("add_columns")(e));
+        }
+        self.shared.dated.store(true, Ordering::Release);
+        Ok(())
+    }
+
     /// After a write: every few writes, check whether compaction or indexing is due and run it
     /// in the background (one run at a time).
     fn after_write(&self) {
@@ -365,6 +405,7 @@ impl VectorStore for LanceStore {
         let rows: Vec<&Drawer> = keep.iter().map(|&i| &drawers[i]).collect();
         let vecs: Vec<&Vec<f32>> = keep.iter().map(|&i| &vectors[i]).collect();
         let table = self.table().await?;
+        self.ensure_dated(table).await?;
         let batch = drawers_batch(&self.shared.schema, &rows, &vecs)?;
         let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
             vec![Ok(batch)],
@@ -393,12 +434,13 @@ impl VectorStore for LanceStore {
         if limit == 0 {
             return Ok(Vec::new());
         }
+        let dated = self.is_dated(table).await?;
         let mut q = table
             .query()
             .nearest_to(vector)
             .map_err(lance_err("query"))?
             .distance_type(DistanceType::Cosine)
-            .select(Select::columns(&NEIGHBOUR_COLUMNS))
+            .select(Select::columns(&neighbour_columns(dated)))
             .limit(limit);
         if self.vector_index_exists(table).await? {
             let refine = maintenance::refine_factor(limit, self.shared.opts.refine_factor);
@@ -410,7 +452,7 @@ impl VectorStore for LanceStore {
         } else {
             q = q.bypass_vector_index();
         }
-        if let Some(p) = filter_predicate(filter) {
+        if let Some(p) = filter_predicate(filter, dated) {
             q = q.only_if(p);
         }
         let batches: Vec<RecordBatch> = q
@@ -465,12 +507,13 @@ impl VectorStore for LanceStore {
         let fts = FullTextSearchQuery::new(text.to_string())
             .with_column(TEXT_COLUMN.to_string())
             .map_err(|e| PalaceError::store("lancedb", "lexical_query", e))?;
+        let dated = self.is_dated(table).await?;
         let mut q = table
             .query()
             .full_text_search(fts)
-            .select(Select::columns(&LEXICAL_COLUMNS))
+            .select(Select::columns(&lexical_columns(dated)))
             .limit(limit);
-        if let Some(p) = filter_predicate(filter) {
+        if let Some(p) = filter_predicate(filter, dated) {
             q = q.only_if(p);
         }
         let batches: Vec<RecordBatch> = q
@@ -507,10 +550,11 @@ impl VectorStore for LanceStore {
         let Some(table) = self.existing_table().await? else {
             return Ok(Vec::new());
         };
+        let columns = drawer_columns(self.is_dated(table).await?);
         let mut found: HashMap<String, Drawer> = HashMap::new();
         for chunk in ids.chunks(IDS_PER_QUERY) {
             for batch in self
-                .scan(table, Some(ids_predicate(chunk)), &DRAWER_COLUMNS, None)
+                .scan(table, Some(ids_predicate(chunk)), &columns, None)
                 .await?
             {
                 found.extend(
@@ -547,7 +591,7 @@ impl VectorStore for LanceStore {
             return Ok(0);
         };
         Ok(table
-            .count_rows(filter_predicate(filter))
+            .count_rows(filter_predicate(filter, self.is_dated(table).await?))
             .await
             .map_err(lance_err("count"))? as u64)
     }
@@ -560,7 +604,7 @@ impl VectorStore for LanceStore {
         // The version check is the read of the latest commit every query makes anyway; an
         // unchanged table answers from memory.
         let version = table.version().await.map_err(lance_err("room_counts"))?;
-        let predicate = filter_predicate(filter);
+        let predicate = filter_predicate(filter, self.is_dated(table).await?);
         if let Some(counts) = self.shared.room_counts.get(version, &predicate) {
             return Ok(counts);
         }
@@ -589,9 +633,15 @@ impl VectorStore for LanceStore {
         if page.limit == 0 {
             return Ok(Vec::new());
         }
+        let dated = self.is_dated(table).await?;
         let mut out = Vec::new();
         for batch in self
-            .scan(table, filter_predicate(filter), &DRAWER_COLUMNS, Some(page))
+            .scan(
+                table,
+                filter_predicate(filter, dated),
+                &drawer_columns(dated),
+                Some(page),
+            )
             .await?
         {
             out.extend(batch_drawers(&batch)?);
@@ -607,6 +657,7 @@ impl VectorStore for LanceStore {
             return Ok(Vec::new());
         }
         // Order the two small columns only, then read the chosen drawers whole.
+        let dated = self.is_dated(table).await?;
         let mut q = table
             .query()
             .select(Select::columns(&["id", "filed_at"]))
@@ -615,7 +666,7 @@ impl VectorStore for LanceStore {
                 ColumnOrdering::asc_nulls_last("id".to_string()),
             ]))
             .limit(limit);
-        if let Some(p) = filter_predicate(filter) {
+        if let Some(p) = filter_predicate(filter, dated) {
             q = q.only_if(p);
         }
         let batches: Vec<RecordBatch> = q

@@ -8,7 +8,7 @@ use qdrant_client::qdrant::r#match::MatchValue;
 use qdrant_client::qdrant::{Condition, DatetimeRange, Filter};
 
 use crate::ids::point_id;
-use crate::payload::{FILED_AT, ROOM, SOURCE_FILE, WING};
+use crate::payload::{AUTHORED_AT, FILED_AT, ROOM, SOURCE_FILE, WING};
 
 /// An exact keyword match of `field` against `value`.
 ///
@@ -34,14 +34,23 @@ pub fn conditions(filter: &DrawerFilter) -> Vec<Condition> {
         must.push(Condition::has_id(ids.iter().map(|id| point_id(id))));
     }
     if filter.filed_from.is_some() || filter.filed_before.is_some() {
-        must.push(Condition::datetime_range(
-            FILED_AT,
-            DatetimeRange {
-                gte: filter.filed_from.as_deref().map(timestamp),
-                lt: filter.filed_before.as_deref().map(timestamp),
-                ..DatetimeRange::default()
-            },
-        ));
+        // A drawer's date: when its words were written if known, else when it was filed.
+        let range = || DatetimeRange {
+            gte: filter.filed_from.as_deref().map(timestamp),
+            lt: filter.filed_before.as_deref().map(timestamp),
+            ..DatetimeRange::default()
+        };
+        must.push(
+            Filter::should([
+                Condition::datetime_range(AUTHORED_AT, range()),
+                Filter::must([
+                    Condition::is_empty(AUTHORED_AT),
+                    Condition::datetime_range(FILED_AT, range()),
+                ])
+                .into(),
+            ])
+            .into(),
+        );
     }
     must
 }

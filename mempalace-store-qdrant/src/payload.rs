@@ -22,6 +22,10 @@ pub const CHUNK_INDEX: &str = "chunk_index";
 pub const ADDED_BY: &str = "added_by";
 /// Payload field holding the filing time.
 pub const FILED_AT: &str = "filed_at";
+/// Payload field holding when the drawer's words were written (absent when unknown).
+pub const AUTHORED_AT: &str = "authored_at";
+/// Payload field holding the drawer's place in a conversation, as JSON (absent when none).
+pub const CONVERSATION: &str = "conversation";
 
 /// The payload fields that get a keyword index (filters, facets and id look-ups use them).
 pub const INDEXED_FIELDS: [&str; 4] = [WING, ROOM, SOURCE_FILE, DRAWER_ID];
@@ -38,6 +42,16 @@ pub fn drawer_to_payload(drawer: &Drawer) -> Payload {
     p.insert(CHUNK_INDEX, i64::from(m.chunk_index));
     p.insert(ADDED_BY, m.added_by.as_str());
     p.insert(FILED_AT, m.filed_at.as_str());
+    if let Some(at) = &m.authored_at {
+        p.insert(AUTHORED_AT, at.as_str());
+    }
+    if let Some(c) = m
+        .conversation
+        .as_ref()
+        .and_then(|c| serde_json::to_string(c).ok())
+    {
+        p.insert(CONVERSATION, c);
+    }
     p
 }
 
@@ -100,6 +114,9 @@ pub fn drawer_from_payload(payload: &HashMap<String, Value>) -> Result<Drawer, P
             filed_at: string_field(payload, FILED_AT)
                 .unwrap_or_default()
                 .to_string(),
+            authored_at: string_field(payload, AUTHORED_AT).map(str::to_string),
+            conversation: string_field(payload, CONVERSATION)
+                .and_then(|c| serde_json::from_str(c).ok()),
         },
     })
 }
@@ -132,6 +149,8 @@ mod tests {
                 chunk_index: u32::MAX,
                 added_by: AddedBy::Mine,
                 filed_at: "2026-01-02T03:04:05.000006".into(),
+                authored_at: None,
+                conversation: None,
             },
         }
     }

@@ -36,6 +36,8 @@ mod tests {
                     chunk_index: 0,
                     added_by: AddedBy::Mcp,
                     filed_at: String::new(),
+                    authored_at: None,
+                    conversation: None,
                 },
             },
             distance,

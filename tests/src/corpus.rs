@@ -40,6 +40,8 @@ pub fn drawer(id: &str, wing: &str, room: &str, text: &str) -> Drawer {
             chunk_index: 0,
             added_by: AddedBy::Mine,
             filed_at: "2026-01-02T03:04:05.000006".to_string(),
+            authored_at: None,
+            conversation: None,
         },
     }
 }

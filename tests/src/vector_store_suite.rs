@@ -734,6 +734,89 @@ pub async fn id_and_time_filters_are_pushed_down<F: StoreFactory + ?Sized>(
     );
 }
 
+/// A drawer's authored date and conversation record come back as filed, and time filters
+/// date a drawer by when its words were written when that is known, else by its filing.
+pub async fn authored_dates_round_trip_and_date_the_filters<F: StoreFactory + ?Sized>(
+    factory: &F,
+    _: Ranking,
+) {
+    let fx = factory.create(DIM).await;
+    let s = &fx.store;
+    let mut drawers = lexical_corpus();
+    for d in drawers.iter_mut() {
+        // Everything filed today; lx0..lx2 spoken in January, February and March.
+        d.metadata.filed_at = "2026-12-01T10:00:00.000000".into();
+    }
+    for (i, d) in drawers.iter_mut().take(3).enumerate() {
+        d.metadata.authored_at = Some(format!("2025-0{}-10T09:00:00", i + 1));
+        d.metadata.conversation = Some(mempalace_core::ConversationRef {
+            id: format!("chat-{i}"),
+            title: Some("Backups: \"pg_dump\" vs snapshots 🚀".into()),
+            speakers: vec!["user".into(), "Ana María".into()],
+            first_turn: 2 * i as u32,
+            last_turn: 2 * i as u32 + 1,
+            authored_until: Some(format!("2025-0{}-10T09:05:00", i + 1)),
+            extract: mempalace_core::conversations::ExtractMode::General,
+        });
+    }
+    let vectors = unit_vectors(33, drawers.len(), DIM);
+    s.upsert(&drawers, &vectors).await.unwrap();
+    let mut got = s
+        .get(&drawers.iter().map(|d| d.id.clone()).collect::<Vec<_>>())
+        .await
+        .unwrap();
+    got.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut want = drawers.clone();
+    want.sort_by(|a, b| a.id.cmp(&b.id));
+    assert_eq!(
+        got, want,
+        "authored dates and conversation records round-trip"
+    );
+    let february_on = DrawerFilter::all().filed_between(Some("2025-02-01T00:00:00".into()), None);
+    let dated: Vec<String> = {
+        let mut ids: Vec<String> = s
+            .list(
+                &DrawerFilter::all().filed_between(
+                    Some("2025-02-01T00:00:00".into()),
+                    Some("2025-03-01T00:00:00".into()),
+                ),
+                Page::first(10),
+            )
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|d| d.id)
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(
+        dated,
+        vec!["lx1"],
+        "February by authored date, not by filing"
+    );
+    assert_eq!(
+        s.count(&february_on).await.unwrap(),
+        drawers.len() as u64 - 1,
+        "undated drawers count by their filing date"
+    );
+    let near = s
+        .query(
+            &vectors[0],
+            &DrawerFilter::all().filed_between(None, Some("2025-02-01T00:00:00".into())),
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        near.iter()
+            .map(|n| n.drawer.id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["lx0"]
+    );
+    assert_eq!(near[0].drawer.metadata, drawers[0].metadata);
+}
+
 /// `recent` answers the newest drawers by filing time (ties by id), within the filter, and
 /// nothing from a store not created yet.
 pub async fn recent_is_newest_first_within_the_filter<F: StoreFactory + ?Sized>(

@@ -124,6 +124,8 @@ fn file_chunks(file: &ProjectFile, opts: &MineOptions, filed_at: &str) -> Option
                 chunk_index: c.index,
                 added_by: AddedBy::Mine,
                 filed_at: filed_at.to_string(),
+                authored_at: None,
+                conversation: None,
             },
         })
         .collect();

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use mempalace_core::conversations::ExtractMode;
 use mempalace_core::palace::{
     Checkpoint, CheckpointDiary, CheckpointItem, DrawerListRequest, DrawerUpdate, NewDrawer,
     SyncRequest,
@@ -16,7 +17,7 @@ use serde::Deserialize;
 use crate::mcp::MemPalaceServer;
 use crate::mcp::answer::{ToolAnswer, failure, read, write};
 use crate::mcp::parameters::Parameters;
-use crate::mine::{MineOptions, mine_project};
+use crate::mine::{ConversationMineOptions, MineOptions, mine_conversations, mine_project};
 
 fn default_search_limit() -> u32 {
     5
@@ -460,20 +461,45 @@ impl MemPalaceServer {
 
 impl MemPalaceServer {
     async fn run_mine(&self, a: MineArgs) -> anyhow::Result<serde_json::Value> {
-        match a.mode.as_deref().unwrap_or("projects") {
-            "projects" | "convos" => {}
+        let convos = match a.mode.as_deref().unwrap_or("projects") {
+            "projects" => false,
+            "convos" => true,
             "extract" => anyhow::bail!("mode 'extract' (office documents) is not offered"),
             other => anyhow::bail!("mode {other:?} is not one of: projects, convos, extract"),
-        }
-        match a.extract.as_deref().unwrap_or("exchange") {
-            "exchange" => {}
-            "general" => anyhow::bail!("extract 'general' is not offered yet"),
+        };
+        let extract = match a.extract.as_deref().unwrap_or("exchange") {
+            "exchange" => ExtractMode::Exchange,
+            "general" if convos => ExtractMode::General,
+            "general" => anyhow::bail!("extract 'general' applies to mode 'convos'"),
             other => anyhow::bail!("extract {other:?} is not one of: exchange, general"),
-        }
+        };
         if !a.include_ignored.is_empty() {
             anyhow::bail!("include_ignored is not offered: ignored files are never mined");
         }
         let source = PathBuf::from(a.source.trim());
+        if convos && !a.dry_run {
+            let wing = a
+                .wing
+                .as_deref()
+                .map(crate::project_config::slug)
+                .unwrap_or_else(|| crate::project_config::wing_for_folder(&source));
+            let mut opts = ConversationMineOptions::new(wing);
+            opts.extract = extract;
+            opts.quiet = true;
+            let report = mine_conversations(
+                Arc::clone(&self.palace),
+                &source,
+                opts,
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await?;
+            let mut value = serde_json::to_value(&report)?;
+            if let Some(map) = value.as_object_mut() {
+                map.insert("success".into(), report.errors.is_empty().into());
+                map.insert("source".into(), source.display().to_string().into());
+            }
+            return Ok(value);
+        }
         let plan = crate::init::project_plan(&source, a.wing.as_deref())?;
         let mut opts = MineOptions::new(plan.wing.clone(), plan.rooms);
         opts.quiet = true;

@@ -1,0 +1,346 @@
+//! `mempalace mine <dir> --mode convos`: every chat export and transcript in a folder (any
+//! mix of formats, each recognised from its content) filed as conversations. Files are read
+//! on a blocking thread one conversation at a time (a 200 MB export never sits in memory
+//! whole) while the palace embeds and files the previous batch; each batch is one write, so a
+//! conversation is filed whole or not at all. Re-mining files only turns not filed before.
+
+use std::collections::BTreeMap;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use mempalace_core::Palace;
+use mempalace_core::conversations::conversation_drawers::ConversationFiling;
+use mempalace_core::conversations::formats::{
+    ExportError, ReadSummary, SourceName, read_conversations,
+};
+use mempalace_core::conversations::{Conversation, ExtractMode};
+use mempalace_core::palace::ConversationsFiled;
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use super::progress::ByteProgress;
+use super::walk::project_files;
+use crate::regular_file::open_regular;
+
+/// Largest export read (3.11's cap): bigger files are skipped with the reason.
+pub const MAX_EXPORT_BYTES: u64 = 500 * 1024 * 1024;
+/// Folders inside conversation sources that never hold conversations (Claude Code pages big
+/// tool outputs into `tool-results/`).
+const SKIPPED_CONVERSATION_DIRS: [&str; 1] = ["tool-results"];
+/// Turns gathered before a batch is filed.
+const TURNS_PER_BATCH: usize = 256;
+
+/// How to mine conversations.
+#[derive(Debug, Clone)]
+pub struct ConversationMineOptions {
+    /// The wing every conversation is filed under.
+    pub wing: String,
+    /// Whole exchanges, or 3.11's general extraction.
+    pub extract: ExtractMode,
+    /// Files larger than this are skipped.
+    pub max_file_bytes: u64,
+    /// No progress output.
+    pub quiet: bool,
+}
+
+impl ConversationMineOptions {
+    /// Defaults for a wing.
+    pub fn new(wing: impl Into<String>) -> Self {
+        ConversationMineOptions {
+            wing: wing.into(),
+            extract: ExtractMode::Exchange,
+            max_file_bytes: MAX_EXPORT_BYTES,
+            quiet: false,
+        }
+    }
+}
+
+/// A file that could not be read as conversations.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileProblem {
+    /// The file.
+    pub file: String,
+    /// What was wrong, with the position for a malformed export.
+    pub reason: String,
+}
+
+/// What a conversation mine did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ConversationMineReport {
+    /// The wing filed under.
+    pub wing: String,
+    /// Candidate files found.
+    pub files_found: u64,
+    /// Files that held conversations, by format.
+    pub files_by_format: BTreeMap<String, u64>,
+    /// Files passed over (not a conversation, too large, unreadable), each with the reason.
+    pub files_skipped: Vec<FileProblem>,
+    /// Files that broke off (malformed or truncated): the conversations before the break
+    /// are filed, the one it struck is not.
+    pub errors: Vec<FileProblem>,
+    /// Conversations read.
+    pub conversations: u64,
+    /// What the filing did (grown / unchanged conversations, new turns and exchanges, drawers).
+    pub filed: ConversationsFiled,
+    /// What was left out of turns by rule, and how often (tool outputs, hidden messages, ...).
+    pub left_out: BTreeMap<String, u64>,
+    /// Bytes of exports read.
+    pub bytes_read: u64,
+    /// Whole run, seconds.
+    pub wall_seconds: f64,
+    /// Stopped early by Ctrl-C (every filed batch is complete).
+    pub interrupted: bool,
+}
+
+/// What the reading thread hands over.
+enum Reading {
+    /// A file begins.
+    Start { source: String },
+    /// One complete conversation of the current file.
+    Conversation(Conversation),
+    /// The current file ended (or broke off).
+    End(Result<ReadSummary, String>),
+    /// The file could not be opened or is not a regular file.
+    Unopened(String),
+}
+
+/// Counts the bytes read through it, for the progress bar.
+struct Counting<R> {
+    inner: R,
+    read: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// The conversation files under `root`, with their sizes; oversized ones are reported.
+fn conversation_files(root: &Path, max: u64) -> (Vec<(PathBuf, String, u64)>, Vec<FileProblem>) {
+    let (files, _) = project_files(root, u64::MAX);
+    let mut found = Vec::new();
+    let mut skipped = Vec::new();
+    for f in files {
+        if f.relative
+            .split('/')
+            .any(|part| SKIPPED_CONVERSATION_DIRS.contains(&part))
+        {
+            continue;
+        }
+        let size = std::fs::symlink_metadata(&f.path).map_or(0, |m| m.len());
+        if size > max {
+            skipped.push(FileProblem {
+                file: f.path.display().to_string(),
+                reason: format!("larger than {max} bytes ({size})"),
+            });
+            continue;
+        }
+        found.push((f.path, f.relative, size));
+    }
+    (found, skipped)
+}
+
+/// The name a file gives conversations without an id of their own: its path in the folder
+/// without the extension (`engineering/2025-03-10` for a Slack day file).
+fn source_name(relative: &str) -> String {
+    match relative.rsplit_once('.') {
+        Some((stem, ext)) if !ext.contains('/') => stem.to_string(),
+        _ => relative.to_string(),
+    }
+}
+
+/// Mines every conversation file under `dir` into `palace`.
+pub async fn mine_conversations(
+    palace: Arc<Palace>,
+    dir: &Path,
+    opts: ConversationMineOptions,
+    cancel: Arc<AtomicBool>,
+) -> Result<ConversationMineReport> {
+    let started = Instant::now();
+    palace.init().await.context("creating the palace")?;
+    let root = dir.to_path_buf();
+    let max = opts.max_file_bytes;
+    let (files, oversized) =
+        tokio::task::spawn_blocking(move || conversation_files(&root, max)).await?;
+    let mut report = ConversationMineReport {
+        wing: opts.wing.clone(),
+        files_found: (files.len() + oversized.len()) as u64,
+        files_skipped: oversized,
+        ..ConversationMineReport::default()
+    };
+    let total_bytes: u64 = files.iter().map(|(_, _, size)| size).sum();
+    let bytes_read = Arc::new(AtomicU64::new(0));
+
+    let (tx, mut rx) = mpsc::channel::<Reading>(64);
+    let reader = {
+        let (bytes_read, cancel) = (Arc::clone(&bytes_read), Arc::clone(&cancel));
+        tokio::task::spawn_blocking(move || {
+            for (path, relative, _) in files {
+                if cancel.load(Ordering::Relaxed) {
+                    break;
+                }
+                let source = path.display().to_string();
+                let file = match open_regular(&path) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        if tx
+                            .blocking_send(Reading::Unopened(format!("{source}: {e}")))
+                            .is_err()
+                        {
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                let name = source_name(&relative);
+                if tx
+                    .blocking_send(Reading::Start {
+                        source: source.clone(),
+                    })
+                    .is_err()
+                {
+                    return;
+                }
+                let counted = Counting {
+                    inner: file,
+                    read: Arc::clone(&bytes_read),
+                };
+                let mut gone = false;
+                let result = read_conversations(
+                    BufReader::with_capacity(256 * 1024, counted),
+                    &SourceName { name },
+                    &mut |c| {
+                        if !gone {
+                            gone = tx.blocking_send(Reading::Conversation(c)).is_err();
+                        }
+                    },
+                );
+                let end = result.map_err(|e: ExportError| e.to_string());
+                if gone || tx.blocking_send(Reading::End(end)).is_err() {
+                    return;
+                }
+            }
+        })
+    };
+
+    let mut progress = ByteProgress::new(total_bytes, opts.quiet, Arc::clone(&bytes_read));
+    let mut filing: Option<ConversationFiling> = None;
+    let mut file_progress = Default::default();
+    let mut batch: Vec<Conversation> = Vec::new();
+    let mut batch_turns = 0usize;
+    let mut outcome: Result<()> = Ok(());
+    while let Some(item) = rx.recv().await {
+        let step: Result<()> = async {
+            match item {
+                Reading::Unopened(reason) => {
+                    let (file, reason) = reason.split_once(": ").unwrap_or((&reason, ""));
+                    report.files_skipped.push(FileProblem {
+                        file: file.to_string(),
+                        reason: reason.to_string(),
+                    });
+                }
+                Reading::Start { source } => {
+                    let f = ConversationFiling {
+                        wing: opts.wing.clone(),
+                        source_file: source,
+                        extract: opts.extract,
+                    };
+                    file_progress = palace.conversation_progress(&f).await?;
+                    filing = Some(f);
+                }
+                Reading::Conversation(c) => {
+                    report.conversations += 1;
+                    batch_turns += c.turns.len();
+                    batch.push(c);
+                    if batch_turns >= TURNS_PER_BATCH
+                        && let Some(f) = &filing
+                    {
+                        let filed = palace
+                            .file_conversations(&batch, f, &mut file_progress)
+                            .await?;
+                        report.filed.add(&filed);
+                        progress.advance(filed.new_exchanges, filed.drawers_filed);
+                        batch.clear();
+                        batch_turns = 0;
+                    }
+                }
+                Reading::End(result) => {
+                    if let Some(f) = filing.take() {
+                        if !batch.is_empty() {
+                            let filed = palace
+                                .file_conversations(&batch, &f, &mut file_progress)
+                                .await?;
+                            report.filed.add(&filed);
+                            progress.advance(filed.new_exchanges, filed.drawers_filed);
+                        }
+                        batch.clear();
+                        batch_turns = 0;
+                        let problem = |reason: String| FileProblem {
+                            file: f.source_file.clone(),
+                            reason,
+                        };
+                        match result {
+                            Ok(summary) => {
+                                if let Some(format) = summary.format {
+                                    *report
+                                        .files_by_format
+                                        .entry(format.name().to_string())
+                                        .or_default() += 1;
+                                }
+                                for (reason, n) in summary.skipped {
+                                    *report.left_out.entry(reason).or_default() += n;
+                                }
+                            }
+                            Err(e) if e.starts_with("not a conversation") => {
+                                report.files_skipped.push(problem(e))
+                            }
+                            Err(e) => report.errors.push(problem(e)),
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        .await;
+        if let Err(e) = step {
+            outcome = Err(e);
+            break;
+        }
+    }
+    drop(rx);
+    progress.finish();
+    reader.await?;
+    outcome.context("filing conversations")?;
+    if !cancel.load(Ordering::Relaxed) {
+        palace
+            .settle()
+            .await
+            .context("compacting and indexing the palace")?;
+    }
+    report.bytes_read = bytes_read.load(Ordering::Relaxed);
+    report.wall_seconds = started.elapsed().as_secs_f64();
+    report.interrupted = cancel.load(Ordering::Relaxed);
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_names_its_conversations_by_its_place_in_the_folder() {
+        assert_eq!(
+            source_name("engineering/2025-03-10.json"),
+            "engineering/2025-03-10"
+        );
+        assert_eq!(source_name("notes"), "notes");
+        assert_eq!(source_name("v1.2/chat"), "v1.2/chat");
+    }
+}

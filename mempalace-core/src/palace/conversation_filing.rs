@@ -1,0 +1,152 @@
+//! Filing conversations: only the turns a source has not filed yet, each batch in one write,
+//! so a conversation is never half filed by this call.
+
+use serde::Serialize;
+
+use super::Palace;
+use crate::conversations::Conversation;
+use crate::conversations::conversation_drawers::{
+    ConversationFiling, ConversationProgress, conversation_drawers, progress_from,
+};
+use crate::conversations::exchanges::exchange_ranges;
+use crate::drawer::AddedBy;
+use crate::error::Result;
+use crate::filter::DrawerFilter;
+use crate::temporal::now_iso;
+use crate::validation::{validate_name, validate_source_file};
+use crate::vector_store::Page;
+
+/// Drawers read per store round trip while looking up a source's progress.
+const PROGRESS_PAGE: usize = 1000;
+/// Texts per embedder call.
+const EMBED_BATCH: usize = 64;
+
+/// What filing conversations did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ConversationsFiled {
+    /// Conversations with turns not filed before.
+    pub conversations_grown: u64,
+    /// Conversations with nothing new.
+    pub conversations_unchanged: u64,
+    /// Turns filed for the first time.
+    pub new_turns: u64,
+    /// Exchanges (a user turn and its replies) among them.
+    pub new_exchanges: u64,
+    /// Drawers written.
+    pub drawers_filed: u64,
+}
+
+impl ConversationsFiled {
+    /// Adds another batch's counts.
+    pub fn add(&mut self, other: &ConversationsFiled) {
+        self.conversations_grown += other.conversations_grown;
+        self.conversations_unchanged += other.conversations_unchanged;
+        self.new_turns += other.new_turns;
+        self.new_exchanges += other.new_exchanges;
+        self.drawers_filed += other.drawers_filed;
+    }
+}
+
+impl Palace {
+    /// How far each conversation of `filing.source_file` in `filing.wing` is filed (read from
+    /// the stored drawers; nothing is written).
+    pub async fn conversation_progress(
+        &self,
+        filing: &ConversationFiling,
+    ) -> Result<ConversationProgress> {
+        validate_name("wing", &filing.wing)?;
+        validate_source_file(&filing.source_file)?;
+        if !self.is_initialised().await? {
+            return Ok(ConversationProgress::new());
+        }
+        let filter = DrawerFilter::wing(&filing.wing).with_source_file(&filing.source_file);
+        let mut progress = ConversationProgress::new();
+        let mut offset = 0;
+        loop {
+            let page = self
+                .store
+                .list(
+                    &filter,
+                    Page {
+                        offset,
+                        limit: PROGRESS_PAGE,
+                    },
+                )
+                .await?;
+            let n = page.len();
+            offset += n;
+            let mined = page.iter().filter(|d| d.metadata.added_by == AddedBy::Mine);
+            for (id, so_far) in progress_from(mined, filing.extract) {
+                let entry = progress.entry(id).or_default();
+                entry.next_turn = entry.next_turn.max(so_far.next_turn);
+                if entry.room.is_none() {
+                    entry.room = so_far.room;
+                }
+            }
+            if n < PROGRESS_PAGE {
+                return Ok(progress);
+            }
+        }
+    }
+
+    /// Files the turns of `conversations` (all from `filing.source_file`) that `progress`
+    /// says are new, in one write, and moves `progress` on. Re-filing what is already there
+    /// writes nothing; a conversation that grew gets drawers for its new exchanges only.
+    pub async fn file_conversations(
+        &self,
+        conversations: &[Conversation],
+        filing: &ConversationFiling,
+        progress: &mut ConversationProgress,
+    ) -> Result<ConversationsFiled> {
+        validate_name("wing", &filing.wing)?;
+        validate_source_file(&filing.source_file)?;
+        let filed_at = now_iso();
+        let mut report = ConversationsFiled::default();
+        let mut drawers = Vec::new();
+        let mut moved = Vec::new();
+        for c in conversations {
+            let so_far = progress.get(&c.id).cloned().unwrap_or_default();
+            if so_far.next_turn >= c.turns.len() {
+                report.conversations_unchanged += 1;
+                continue;
+            }
+            report.conversations_grown += 1;
+            report.new_turns += (c.turns.len() - so_far.next_turn) as u64;
+            report.new_exchanges += exchange_ranges(&c.turns, so_far.next_turn).len() as u64;
+            let new = conversation_drawers(c, filing, &so_far, &filed_at);
+            let room = new.first().map(|d| d.metadata.room.clone()).or(so_far.room);
+            moved.push((c.id.clone(), c.turns.len(), room));
+            drawers.extend(new);
+        }
+        if !drawers.is_empty() {
+            let texts: Vec<String> = drawers.iter().map(|d| d.text.clone()).collect();
+            let mut vectors = Vec::with_capacity(texts.len());
+            for batch in texts.chunks(EMBED_BATCH) {
+                vectors.extend(self.embed_all(batch).await?);
+            }
+            self.file_mined(&drawers, &vectors, &[]).await?;
+        }
+        report.drawers_filed = drawers.len() as u64;
+        for (id, next_turn, room) in moved {
+            let entry = progress.entry(id).or_default();
+            entry.next_turn = next_turn;
+            if filing.extract == crate::conversations::ExtractMode::Exchange && entry.room.is_none()
+            {
+                entry.room = room;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Files one conversation's new turns: looks up how far it is filed, then files the rest
+    /// (the call an agent makes for its own transcript after every exchange).
+    pub async fn file_conversation(
+        &self,
+        conversation: &Conversation,
+        filing: &ConversationFiling,
+    ) -> Result<ConversationsFiled> {
+        let mut progress = self.conversation_progress(filing).await?;
+        self.file_conversations(std::slice::from_ref(conversation), filing, &mut progress)
+            .await
+    }
+}

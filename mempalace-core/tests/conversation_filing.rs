@@ -1,0 +1,222 @@
+//! Filing conversations through the Palace: only new turns are filed when a transcript grows,
+//! drawers remember who spoke when, `--extract general` files memories in rooms of their kind,
+//! and search's since/before bounds read when the words were written.
+
+use std::sync::Arc;
+
+use mempalace_conformance::HashingEmbedder;
+use mempalace_core::conversations::conversation_drawers::ConversationFiling;
+use mempalace_core::conversations::{Conversation, ExtractMode, Role, Turn};
+use mempalace_core::{DrawerFilter, MemoryStore, Page, Palace, SearchRequest};
+use mempalace_kg_sqlite::SqliteKnowledgeGraph;
+
+const DIM: usize = 384;
+
+fn palace() -> (Arc<Palace>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("palace");
+    let palace = Palace::new(
+        &path,
+        Arc::new(HashingEmbedder::new(DIM)),
+        Arc::new(MemoryStore::new(DIM)),
+        Arc::new(SqliteKnowledgeGraph::in_palace(&path)),
+    )
+    .unwrap();
+    (Arc::new(palace), dir)
+}
+
+fn turn(role: Role, text: &str, at: &str) -> Turn {
+    Turn {
+        role,
+        text: text.to_string(),
+        authored_at: Some(at.to_string()),
+    }
+}
+
+/// A conversation with `exchanges` question-and-answer pairs on `day` (`2025-01-DD`).
+fn conversation(id: &str, day: u32, exchanges: usize) -> Conversation {
+    let mut turns = Vec::new();
+    for i in 0..exchanges {
+        let at = |m: usize| format!("2025-01-{day:02}T10:{:02}:00", m);
+        turns.push(turn(
+            Role::User,
+            &format!("Question {i} about the database schema migration for day {day}?"),
+            &at(2 * i),
+        ));
+        turns.push(turn(
+            Role::Assistant,
+            &format!(
+                "Answer {i}: run the migration in a transaction, then verify the row counts. {}",
+                "Details follow. ".repeat(30)
+            ),
+            &at(2 * i + 1),
+        ));
+    }
+    Conversation {
+        id: id.to_string(),
+        title: Some(format!("Migrations, day {day}")),
+        turns,
+    }
+}
+
+fn filing(extract: ExtractMode) -> ConversationFiling {
+    ConversationFiling {
+        wing: "chats".into(),
+        source_file: "/exports/session.jsonl".into(),
+        extract,
+    }
+}
+
+#[tokio::test]
+async fn a_grown_transcript_files_only_its_new_exchanges() {
+    let (p, _dir) = palace();
+    let f = filing(ExtractMode::Exchange);
+    let first = p
+        .file_conversation(&conversation("s1", 5, 2), &f)
+        .await
+        .unwrap();
+    assert_eq!(first.conversations_grown, 1);
+    assert_eq!((first.new_turns, first.new_exchanges), (4, 2));
+    let all = DrawerFilter::wing("chats");
+    let before: Vec<_> = p.store().list(&all, Page::first(100)).await.unwrap();
+    assert_eq!(before.len() as u64, first.drawers_filed);
+
+    // The same transcript again: nothing to file.
+    let again = p
+        .file_conversation(&conversation("s1", 5, 2), &f)
+        .await
+        .unwrap();
+    assert_eq!((again.conversations_unchanged, again.drawers_filed), (1, 0));
+
+    // It grew by one exchange: one exchange filed, the old drawers untouched.
+    let grown = p
+        .file_conversation(&conversation("s1", 5, 3), &f)
+        .await
+        .unwrap();
+    assert_eq!((grown.new_turns, grown.new_exchanges), (2, 1));
+    let after = p.store().list(&all, Page::first(100)).await.unwrap();
+    assert_eq!(
+        after.len() as u64,
+        first.drawers_filed + grown.drawers_filed
+    );
+    for old in &before {
+        let kept = after
+            .iter()
+            .find(|d| d.id == old.id)
+            .expect("old drawer kept");
+        assert_eq!(kept, old);
+    }
+    let new: Vec<_> = after
+        .iter()
+        .filter(|d| !before.iter().any(|b| b.id == d.id))
+        .collect();
+    let c = new[0].metadata.conversation.as_ref().unwrap();
+    assert_eq!((c.first_turn, c.last_turn), (4, 5));
+    assert_eq!(c.speakers, ["user", "assistant"]);
+    assert_eq!(c.id, "s1");
+    assert_eq!(c.title.as_deref(), Some("Migrations, day 5"));
+    assert_eq!(
+        new[0].metadata.authored_at.as_deref(),
+        Some("2025-01-05T10:04:00")
+    );
+    assert_eq!(c.authored_until.as_deref(), Some("2025-01-05T10:05:00"));
+    // One conversation stays in one room.
+    assert!(
+        after
+            .iter()
+            .all(|d| d.metadata.room == before[0].metadata.room)
+    );
+}
+
+#[tokio::test]
+async fn since_and_before_read_when_the_words_were_written() {
+    let (p, _dir) = palace();
+    let f = filing(ExtractMode::Exchange);
+    for (id, day) in [("a", 3), ("b", 10), ("c", 20)] {
+        let mut f = f.clone();
+        f.source_file = format!("/exports/{id}.jsonl");
+        p.file_conversation(&conversation(id, day, 2), &f)
+            .await
+            .unwrap();
+    }
+    let mut request = SearchRequest::new("database schema migration").limit(20);
+    request.since = Some("2025-01-08".into());
+    request.before = Some("2025-01-15".into());
+    let hits = p.search_with(&request).await.unwrap().results;
+    assert!(!hits.is_empty());
+    for h in &hits {
+        let at = h.authored_at.as_deref().unwrap();
+        assert!(at.starts_with("2025-01-10"), "{at}");
+        assert_eq!(h.conversation.as_ref().unwrap().id, "b");
+    }
+    // Without bounds all three days are found; filing time (today) alone would match none of
+    // a January window.
+    let mut all = SearchRequest::new("database schema migration").limit(50);
+    all.since = Some("2025-01-01".into());
+    let days: std::collections::BTreeSet<String> = p
+        .search_with(&all)
+        .await
+        .unwrap()
+        .results
+        .iter()
+        .map(|h| h.authored_at.clone().unwrap()[..10].to_string())
+        .collect();
+    assert_eq!(days.len(), 3);
+}
+
+#[tokio::test]
+async fn general_extraction_files_decisions_in_their_own_room() {
+    let (p, _dir) = palace();
+    let f = filing(ExtractMode::General);
+    let c = Conversation {
+        id: "g".into(),
+        title: None,
+        turns: vec![
+            turn(
+                Role::User,
+                "Should the queue live in Postgres or Redis?",
+                "2025-02-01T09:00:00",
+            ),
+            turn(
+                Role::Assistant,
+                "We decided to go with Postgres because the team knows it and the trade-off on write speed is fine.",
+                "2025-02-01T09:00:10",
+            ),
+            turn(Role::User, "Thanks, see you.", "2025-02-01T09:01:00"),
+            turn(Role::Assistant, "Bye.", "2025-02-01T09:01:05"),
+        ],
+    };
+    let filed = p.file_conversation(&c, &f).await.unwrap();
+    assert_eq!(filed.drawers_filed, 1, "the small talk is no memory");
+    let drawers = p
+        .store()
+        .list(&DrawerFilter::wing("chats"), Page::first(10))
+        .await
+        .unwrap();
+    assert_eq!(drawers[0].metadata.room, "decision");
+    assert!(drawers[0].text.contains("We decided to go with Postgres"));
+    let r = drawers[0].metadata.conversation.as_ref().unwrap();
+    assert_eq!(
+        (r.first_turn, r.last_turn, r.extract),
+        (0, 1, ExtractMode::General)
+    );
+    // Exchange mode on the same source is tracked apart.
+    let exchange = p
+        .file_conversation(&c, &filing(ExtractMode::Exchange))
+        .await
+        .unwrap();
+    assert_eq!(exchange.new_turns, 4);
+}
+
+#[tokio::test]
+async fn a_bad_wing_files_nothing() {
+    let (p, _dir) = palace();
+    let mut f = filing(ExtractMode::Exchange);
+    f.wing = "bad\u{0}wing".into();
+    assert!(
+        p.file_conversation(&conversation("x", 1, 1), &f)
+            .await
+            .is_err()
+    );
+    assert_eq!(p.store().count(&DrawerFilter::all()).await.unwrap(), 0);
+}
