@@ -497,6 +497,36 @@ async fn every_new_tool_end_to_end() {
         .await
         .contains("extract")
     );
+    // Conversations: the Claude.ai fixture export, with 3.11's general extraction.
+    let chats = dir.path().join("chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/conversations/claude-ai/conversations.json"),
+        chats.join("conversations.json"),
+    )
+    .unwrap();
+    let convos = ok(
+        &c,
+        "mempalace_mine",
+        json!({"source": chats, "mode": "convos", "extract": "general", "wing": "chats"}),
+    )
+    .await;
+    assert_eq!(convos["conversations"], 2, "{convos}");
+    assert_eq!(convos["files_by_format"]["claude-ai"], 1, "{convos}");
+    assert!(
+        convos["filed"]["drawers_filed"].as_u64().unwrap() > 0,
+        "{convos}"
+    );
+    assert!(
+        failed(
+            &c,
+            "mempalace_mine",
+            json!({"source": project, "extract": "general"})
+        )
+        .await
+        .contains("convos")
+    );
     std::fs::remove_file(project.join("docs/oncall.md")).unwrap();
     let report = ok(&c, "mempalace_sync", json!({"project_dir": project})).await;
     assert_eq!(

@@ -57,8 +57,9 @@ fn iso(t: &str) -> Option<String> {
     Some(from_iso(t).unwrap())
 }
 
-fn unix(t: f64) -> Option<String> {
-    Some(from_unix_seconds(t).unwrap())
+/// A Unix time exactly as the export writes it.
+fn unix(t: &str) -> Option<String> {
+    Some(from_unix_seconds(t.parse().unwrap()).unwrap())
 }
 
 fn expect(c: &Conversation, want: &[(&str, Option<String>, &str)]) {
@@ -269,18 +270,22 @@ fn chatgpt_export_follows_the_branch_the_user_kept() {
     expect(
         branched,
         &[
-            ("user", unix(1736935618.530911), "For a library crate"),
+            ("user", unix("1736935618.530911"), "For a library crate"),
             (
                 "assistant",
-                unix(1736935629.771462),
+                unix("1736935629.771462"),
                 "Use `thiserror` for the",
             ),
-            ("user", unix(1736935940.884102), "I prefer thiserror for"),
-            ("assistant", unix(1736935945.887493), "Yes, that's the most"),
-            ("user", unix(1736936282.06553), "How do I add"),
+            ("user", unix("1736935940.884102"), "I prefer thiserror for"),
             (
                 "assistant",
-                unix(1736936290.83678),
+                unix("1736935945.887493"),
+                "Yes, that's the most",
+            ),
+            ("user", unix("1736936282.06553"), "How do I add"),
+            (
+                "assistant",
+                unix("1736936290.83678"),
                 "`anyhow` keeps the original",
             ),
         ],
@@ -295,21 +300,21 @@ fn chatgpt_export_follows_the_branch_the_user_kept() {
     expect(
         tools,
         &[
-            ("user", unix(1737567611.203587), "Here's a CSV of"),
-            ("assistant", unix(1737567624.824578), "Yes, but mostly in"),
-            ("user", unix(1737568012.331104), "So it's the tail,"),
-            ("assistant", unix(1737568022.380492), "A slow tail with"),
-            ("user", unix(1737568327.91825), "Ok, we'll pin the"),
+            ("user", unix("1737567611.203587"), "Here's a CSV of"),
+            ("assistant", unix("1737567624.824578"), "Yes, but mostly in"),
+            ("user", unix("1737568012.331104"), "So it's the tail,"),
+            ("assistant", unix("1737568022.380492"), "A slow tail with"),
+            ("user", unix("1737568327.91825"), "Ok, we'll pin the"),
             (
                 "assistant",
-                unix(1737568331.418962),
+                unix("1737568331.418962"),
                 "Sounds reasonable. Keep this",
             ),
         ],
     );
     let hidden = by_id("58047013-de6f-455f-ae45-59a88c2c9e7e");
     assert_eq!(hidden.turns.len(), 6);
-    assert_eq!(hidden.turns[0].authored_at, unix(1736349664.512331));
+    assert_eq!(hidden.turns[0].authored_at, unix("1736349664.512331"));
     assert!(summary.skipped["tool output (ChatGPT tool message)"] >= 1);
     assert!(summary.skipped["tool call (ChatGPT code or browsing)"] >= 1);
     for c in &all {
@@ -394,23 +399,23 @@ fn slack_day_file_names_its_people() {
         &[
             (
                 "Maya Okafor",
-                unix(1741600000.000100),
+                unix("1741600000.000100"),
                 "Heads up: the nightly",
             ),
             (
                 "Jonas Weber",
-                unix(1741600412.331829),
+                unix("1741600412.331829"),
                 "Looking. My first guess",
             ),
-            ("Jonas Weber", unix(1741603317.540169), "Found it, and it"),
+            ("Jonas Weber", unix("1741603317.540169"), "Found it, and it"),
             (
                 "Priya Raman",
-                unix(1741611054.118409),
+                unix("1741611054.118409"),
                 "Quick question about the",
             ),
             (
                 "Maya Okafor",
-                unix(1741611322.904779),
+                unix("1741611322.904779"),
                 "Yes, Thursday 14:00 UTC",
             ),
         ],

@@ -281,3 +281,105 @@ async fn two_handles_filing_the_same_new_ids_store_each_once() {
     );
     assert_eq!(b.count(&DrawerFilter::all()).await.unwrap(), 20);
 }
+
+/// A table made before conversation mining (no `authored_at` / `conversation` columns) reads
+/// as before, time filters date it by `filed_at`, and its first write adds the columns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_from_before_conversation_mining_gains_the_dated_columns_on_its_first_write() {
+    use std::sync::Arc;
+
+    use arrow_array::{
+        FixedSizeListArray, Float32Array, RecordBatch, RecordBatchIterator, StringArray,
+        UInt32Array,
+    };
+    use arrow_schema::{DataType, Field, Schema};
+    use mempalace_core::{ConversationRef, Page};
+
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("lance");
+    let text = |v: &str| Arc::new(StringArray::from(vec![v])) as arrow_array::ArrayRef;
+    let item = Arc::new(Field::new("item", DataType::Float32, true));
+    let old = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Utf8, false),
+        Field::new("text", DataType::Utf8, false),
+        Field::new("wing", DataType::Utf8, false),
+        Field::new("room", DataType::Utf8, false),
+        Field::new("source_file", DataType::Utf8, false),
+        Field::new("chunk_index", DataType::UInt32, false),
+        Field::new("added_by", DataType::Utf8, false),
+        Field::new("filed_at", DataType::Utf8, false),
+        Field::new(
+            "vector",
+            DataType::FixedSizeList(item.clone(), DIM as i32),
+            false,
+        ),
+    ]));
+    let vector = unit_vectors(40, 1, DIM).remove(0);
+    let batch = RecordBatch::try_new(
+        Arc::clone(&old),
+        vec![
+            text("old"),
+            text("filed before conversations existed"),
+            text("w"),
+            text("r"),
+            text("/a.md"),
+            Arc::new(UInt32Array::from(vec![0])),
+            text("mine"),
+            text("2025-06-01T00:00:00.000000"),
+            Arc::new(
+                FixedSizeListArray::try_new(
+                    item,
+                    DIM as i32,
+                    Arc::new(Float32Array::from(vector)),
+                    None,
+                )
+                .unwrap(),
+            ),
+        ],
+    )
+    .unwrap();
+    let db = lancedb::connect(folder.to_str().unwrap())
+        .execute()
+        .await
+        .unwrap();
+    db.create_table(
+        LanceOptions::DEFAULT_TABLE,
+        Box::new(RecordBatchIterator::new(vec![Ok(batch)], old))
+            as Box<dyn arrow_array::RecordBatchReader + Send>,
+    )
+    .execute()
+    .await
+    .unwrap();
+
+    let s = store(dir.path(), |o| o).await;
+    let listed = s.list(&DrawerFilter::all(), Page::first(10)).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].metadata.authored_at, None);
+    let june = DrawerFilter::all().filed_between(Some("2025-06-01T00:00:00".into()), None);
+    assert_eq!(s.count(&june).await.unwrap(), 1, "dated by filed_at");
+
+    let mut new = drawer("new", "w", "r", "said in January");
+    new.metadata.authored_at = Some("2025-01-10T09:00:00".into());
+    new.metadata.conversation = Some(ConversationRef {
+        id: "c".into(),
+        title: None,
+        speakers: vec!["user".into()],
+        first_turn: 0,
+        last_turn: 0,
+        authored_until: None,
+        extract: Default::default(),
+    });
+    let v = unit_vectors(41, 1, DIM);
+    s.upsert(std::slice::from_ref(&new), &v).await.unwrap();
+    let got = s.get(&["new".into(), "old".into()]).await.unwrap();
+    assert_eq!(got[0], new);
+    assert_eq!(got[1].metadata.authored_at, None);
+    assert_eq!(
+        s.count(&june).await.unwrap(),
+        1,
+        "the January words are not in June"
+    );
+    // Another process opening it now finds the columns.
+    let again = store(dir.path(), |o| o).await;
+    assert_eq!(again.get(&["new".into()]).await.unwrap()[0], new);
+}

@@ -164,6 +164,7 @@ pub async fn mine_conversations(
     cancel: Arc<AtomicBool>,
 ) -> Result<ConversationMineReport> {
     let started = Instant::now();
+    mempalace_core::validation::validate_name("wing", &opts.wing)?;
     palace.init().await.context("creating the palace")?;
     let root = dir.to_path_buf();
     let max = opts.max_file_bytes;
@@ -252,9 +253,23 @@ pub async fn mine_conversations(
                         source_file: source,
                         extract: opts.extract,
                     };
-                    file_progress = palace.conversation_progress(&f).await?;
-                    filing = Some(f);
+                    match palace.conversation_progress(&f).await {
+                        Ok(p) => {
+                            file_progress = p;
+                            filing = Some(f);
+                        }
+                        // A file whose name cannot be a drawer's source (a control
+                        // character in it): passed over, the rest is mined.
+                        Err(e @ mempalace_core::PalaceError::InvalidInput { .. }) => {
+                            report.files_skipped.push(FileProblem {
+                                file: f.source_file.escape_debug().to_string(),
+                                reason: e.to_string(),
+                            });
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
                 }
+                Reading::Conversation(_) if filing.is_none() => {}
                 Reading::Conversation(c) => {
                     report.conversations += 1;
                     batch_turns += c.turns.len();

@@ -132,9 +132,9 @@ impl ByteProgress {
         } else if !self.quiet && self.last_line.elapsed() >= Duration::from_secs(2) {
             self.last_line = Instant::now();
             eprintln!(
-                "mining: {} of {} MB read, {rate}",
-                read / 1_000_000,
-                self.total_bytes / 1_000_000
+                "mining: {:.1} of {:.1} MB read, {rate}",
+                read as f64 / 1e6,
+                self.total_bytes as f64 / 1e6
             );
         }
     }

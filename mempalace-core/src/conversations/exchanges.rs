@@ -43,8 +43,8 @@ pub fn render_turn(role: &Role, text: &str) -> String {
 pub fn exchange_ranges(turns: &[Turn], from: usize) -> Vec<std::ops::Range<usize>> {
     let has_user = turns.iter().any(|t| t.role == Role::User);
     let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
-    for i in from..turns.len() {
-        let starts = !has_user || turns[i].role == Role::User || i == from;
+    for (i, turn) in turns.iter().enumerate().skip(from) {
+        let starts = !has_user || turn.role == Role::User || i == from;
         match ranges.last_mut() {
             Some(r) if !starts => r.end = i + 1,
             _ => ranges.push(i..i + 1),

@@ -216,13 +216,11 @@ fn drop_tag_blocks(text: &str, tag: &str) -> String {
     let mut rest = text;
     loop {
         // The next opening tag at a line start (after an optional "> ").
-        let found = line_starts(rest).find_map(|start| {
+        let found = line_starts(rest).find(|&start| {
             let line = &rest[start..];
-            let skip = if line.starts_with("> ") { 2 } else { 0 };
-            let after = &line[skip..];
-            (after.starts_with(&open)
-                && after[open.len()..].starts_with(|c: char| c == '>' || c.is_whitespace()))
-            .then_some(start)
+            let after = line.strip_prefix("> ").unwrap_or(line);
+            after.starts_with(&open)
+                && after[open.len()..].starts_with(|c: char| c == '>' || c.is_whitespace())
         });
         let Some(start) = found else {
             out.push_str(rest);

@@ -1,0 +1,333 @@
+//! `mempalace mine <dir> --mode convos` on the fixture exports (tests/fixtures/conversations):
+//! a mixed folder of every format mines in one command, search's since/before return only the
+//! right period, a re-mine files nothing, a grown transcript files only its new exchange, a
+//! broken export is an error naming file and position with nothing half-filed, and
+//! `--extract general` files decisions in their own room.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/conversations")
+}
+
+fn run(palace: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mempalace"))
+        .arg("--palace")
+        .arg(palace)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn json(palace: &Path, args: &[&str]) -> Value {
+    let out = run(palace, args);
+    assert!(
+        out.status.success(),
+        "mempalace {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Copies the fixture folder (without `broken/`) to `to`.
+fn copy_exports(to: &Path) {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let target = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                if e.file_name() != "broken" {
+                    copy(&e.path(), &target);
+                }
+            } else {
+                std::fs::copy(e.path(), target).unwrap();
+            }
+        }
+    }
+    copy(&fixtures(), to);
+}
+
+#[test]
+fn a_mixed_folder_of_exports_mines_in_one_command_and_again_only_what_grew() {
+    let dir = tempfile::tempdir().unwrap();
+    let exports = dir.path().join("chats");
+    let palace = dir.path().join("palace");
+    copy_exports(&exports);
+    let exports_arg = exports.to_str().unwrap();
+
+    let r = json(
+        &palace,
+        &["mine", exports_arg, "--mode", "convos", "--json"],
+    );
+    let formats = &r["files_by_format"];
+    for (format, files) in [
+        ("claude-code", 1),
+        ("codex", 1),
+        ("chatgpt", 1),
+        ("claude-ai", 1),
+        ("slack", 2),
+        ("gemini-cli", 2),
+        ("plain-text", 3),
+    ] {
+        assert_eq!(formats[format].as_u64(), Some(files), "{format}: {r}");
+    }
+    assert_eq!(r["conversations"].as_u64(), Some(14), "{r}");
+    assert_eq!(r["errors"].as_array().unwrap().len(), 0, "{r}");
+    let skipped: Vec<&str> = r["files_skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(skipped.len(), 3, "README, users.json, channels.json: {r}");
+    assert!(
+        r["left_out"]["tool output of a file read or edit"]
+            .as_u64()
+            .unwrap()
+            >= 6
+    );
+    let filed = r["filed"]["drawers_filed"].as_u64().unwrap();
+    assert!(filed >= 50, "{r}");
+    let status = json(&palace, &["status", "--json"]);
+    assert_eq!(status["wings"]["chats"].as_u64(), Some(filed));
+
+    // Only the Claude Code session (March 4–5) and the Slack days (March 10–11) lie in March.
+    let hits = json(
+        &palace,
+        &[
+            "search",
+            "postgres connections",
+            "--since",
+            "2025-03-01",
+            "--before",
+            "2025-03-06",
+            "--limit",
+            "20",
+            "--json",
+        ],
+    );
+    let results = hits["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    for h in results {
+        let at = h["authored_at"].as_str().unwrap();
+        assert!(("2025-03-01".."2025-03-06").contains(&at), "{at}");
+        assert_eq!(
+            h["conversation"]["id"].as_str(),
+            Some("0ff63091-06a5-413a-bc53-16dfe11e1f48")
+        );
+        assert!(!h["conversation"]["speakers"].as_array().unwrap().is_empty());
+    }
+
+    // Nothing new: nothing filed.
+    let again = json(
+        &palace,
+        &["mine", exports_arg, "--mode", "convos", "--json"],
+    );
+    assert_eq!(again["filed"]["drawers_filed"].as_u64(), Some(0), "{again}");
+    assert_eq!(again["filed"]["conversations_unchanged"].as_u64(), Some(14));
+
+    // The Claude Code session grows by one exchange: one exchange is filed.
+    let session = exports.join("claude-code/session-0ff63091-06a5-413a-bc53-16dfe11e1f48.jsonl");
+    let mut text = std::fs::read_to_string(&session).unwrap();
+    for (kind, words, at) in [
+        (
+            "user",
+            "One more thing: should the pool size live in the Helm values file?",
+            "2025-03-06T08:00:00.000Z",
+        ),
+        (
+            "assistant",
+            "Yes. Put pool_size and max_overflow in values.yaml so each environment can tune them.",
+            "2025-03-06T08:00:05.000Z",
+        ),
+    ] {
+        let line = serde_json::json!({
+            "type": kind, "sessionId": "0ff63091-06a5-413a-bc53-16dfe11e1f48", "timestamp": at,
+            "message": {"role": kind, "content": [{"type": "text", "text": words}]},
+        });
+        text.push_str(&format!("{line}\n"));
+    }
+    std::fs::write(&session, text).unwrap();
+    let grown = json(
+        &palace,
+        &["mine", exports_arg, "--mode", "convos", "--json"],
+    );
+    assert_eq!(grown["filed"]["new_exchanges"].as_u64(), Some(1), "{grown}");
+    assert_eq!(grown["filed"]["new_turns"].as_u64(), Some(2));
+    assert_eq!(grown["filed"]["drawers_filed"].as_u64(), Some(1));
+    assert_eq!(grown["filed"]["conversations_unchanged"].as_u64(), Some(13));
+    let hits = json(
+        &palace,
+        &[
+            "search",
+            "Helm values pool size",
+            "--since",
+            "2025-03-06",
+            "--before",
+            "2025-03-07",
+            "--json",
+        ],
+    );
+    let results = hits["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{hits}");
+    assert!(
+        results[0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("> One more thing")
+    );
+}
+
+#[test]
+fn a_broken_export_is_an_error_naming_file_and_position_and_files_nothing_half() {
+    let dir = tempfile::tempdir().unwrap();
+    let palace = dir.path().join("palace");
+    let broken = fixtures().join("broken");
+    let out = run(
+        &palace,
+        &[
+            "mine",
+            broken.to_str().unwrap(),
+            "--mode",
+            "convos",
+            "--wing",
+            "broken",
+            "--json",
+        ],
+    );
+    assert!(!out.status.success());
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors = r["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 2, "{r}");
+    let reason = |file: &str| {
+        errors
+            .iter()
+            .find(|e| e["file"].as_str().unwrap().ends_with(file))
+            .unwrap()["reason"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(reason("malformed.jsonl").contains("line 4"), "{r}");
+    assert!(
+        reason("truncated-conversations.json").contains("line 1, column"),
+        "{r}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("broke off"));
+    // The whole conversation before the break is filed; the one it struck is not, and the
+    // transcript with the bad line files nothing.
+    assert_eq!(r["conversations"].as_u64(), Some(1), "{r}");
+    let hits = json(
+        &palace,
+        &["search", "terraform state lock", "--limit", "20", "--json"],
+    );
+    for h in hits["results"].as_array().unwrap() {
+        assert_eq!(
+            h["conversation"]["id"].as_str(),
+            Some("a6032593-f73e-4711-8b66-741770bdcaf8"),
+            "only the complete conversation: {h}"
+        );
+    }
+}
+
+#[test]
+fn general_extraction_files_decisions_in_their_own_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let exports = dir.path().join("chats");
+    let palace = dir.path().join("palace");
+    copy_exports(&exports);
+    let r = json(
+        &palace,
+        &[
+            "mine",
+            exports.to_str().unwrap(),
+            "--mode",
+            "convos",
+            "--extract",
+            "general",
+            "--json",
+        ],
+    );
+    assert!(r["filed"]["drawers_filed"].as_u64().unwrap() > 0, "{r}");
+    let status = json(&palace, &["status", "--json"]);
+    let rooms = status["rooms"].as_object().unwrap();
+    assert!(rooms.contains_key("decision"), "{status}");
+    for room in rooms.keys() {
+        assert!(
+            [
+                "decision",
+                "preference",
+                "milestone",
+                "problem",
+                "emotional"
+            ]
+            .contains(&room.as_str()),
+            "{room}"
+        );
+    }
+    let hits = json(
+        &palace,
+        &[
+            "search",
+            "what did we decide about the webhook retry queue",
+            "--room",
+            "decision",
+            "--json",
+        ],
+    );
+    let top = &hits["results"][0];
+    assert!(
+        top["text"]
+            .as_str()
+            .unwrap()
+            .contains("We decided to use Postgres"),
+        "{hits}"
+    );
+}
+
+#[test]
+fn a_file_name_that_cannot_be_a_source_is_passed_over_and_the_rest_is_mined() {
+    let dir = tempfile::tempdir().unwrap();
+    let exports = dir.path().join("chats");
+    let palace = dir.path().join("palace");
+    std::fs::create_dir_all(&exports).unwrap();
+    let transcript = "> Where do the backups go?\nTo the bucket in eu-west-1, kept for 30 days.\n\n> And who can restore them?\nOnly the on-call engineer, with the break-glass role.\n\n> Thanks.\nYou're welcome.\n";
+    std::fs::write(exports.join("good.txt"), transcript).unwrap();
+    std::fs::write(exports.join("bad\u{1b}name.txt"), transcript).unwrap();
+    let r = json(
+        &palace,
+        &[
+            "mine",
+            exports.to_str().unwrap(),
+            "--mode",
+            "convos",
+            "--json",
+        ],
+    );
+    assert_eq!(r["files_by_format"]["plain-text"].as_u64(), Some(1), "{r}");
+    let skipped = r["files_skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{r}");
+    assert!(
+        skipped[0]["reason"].as_str().unwrap().contains("control"),
+        "{r}"
+    );
+    // A wing that cannot be a wing is refused before anything is read.
+    let long = "w".repeat(1000);
+    let out = run(
+        &palace,
+        &[
+            "mine",
+            exports.to_str().unwrap(),
+            "--mode",
+            "convos",
+            "--wing",
+            &long,
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wing"));
+}
