@@ -129,6 +129,40 @@ async fn a_grown_transcript_files_only_its_new_exchanges() {
 }
 
 #[tokio::test]
+async fn a_question_filed_before_its_reply_is_filed_again_with_it() {
+    let (p, _dir) = palace();
+    let f = filing(ExtractMode::Exchange);
+    let mut live = conversation("live", 7, 2);
+    let reply = live.turns.pop().unwrap();
+    // Mined while the assistant is still answering: the last question stands alone.
+    p.file_conversation(&live, &f).await.unwrap();
+    let all = DrawerFilter::wing("chats");
+    let before = p.store().list(&all, Page::first(100)).await.unwrap();
+    assert!(before.iter().any(|d| d.text.ends_with("for day 7?")));
+    live.turns.push(reply);
+    let grown = p.file_conversation(&live, &f).await.unwrap();
+    assert_eq!(grown.new_turns, 1);
+    let after = p.store().list(&all, Page::first(100)).await.unwrap();
+    let asking: Vec<_> = after
+        .iter()
+        .filter(|d| d.text.contains("> Question 1"))
+        .collect();
+    assert_eq!(asking.len(), 1, "the question is filed once: {after:#?}");
+    assert!(asking[0].text.contains("Answer 1:"), "{}", asking[0].text);
+    assert_eq!(
+        asking[0].metadata.conversation.as_ref().unwrap().last_turn,
+        3
+    );
+    assert!(
+        after.iter().all(|d| d.text.contains("Answer")),
+        "no lone question is left"
+    );
+    // And again: nothing new.
+    let again = p.file_conversation(&live, &f).await.unwrap();
+    assert_eq!(again.drawers_filed, 0);
+}
+
+#[tokio::test]
 async fn since_and_before_read_when_the_words_were_written() {
     let (p, _dir) = palace();
     let f = filing(ExtractMode::Exchange);

@@ -27,9 +27,38 @@ pub struct ConversationFiling {
 pub struct FiledSoFar {
     /// The first turn not filed yet.
     pub next_turn: usize,
+    /// The first turn of the last drawer filed: when that drawer ends on a question still
+    /// waiting for its reply, the exchange is filed again from here once the reply comes, so
+    /// question and answer share a drawer (the old drawer is replaced: same id).
+    pub last_start: usize,
     /// The room its exchanges went to (kept when it grows, so one conversation stays in one
     /// room even when its first words change the routing).
     pub room: Option<String>,
+}
+
+impl FiledSoFar {
+    /// Takes a filed drawer's turn range into account.
+    pub fn record(&mut self, first_turn: usize, last_turn: usize) {
+        let next = last_turn + 1;
+        if next > self.next_turn || (next == self.next_turn && first_turn > self.last_start) {
+            self.next_turn = next;
+            self.last_start = first_turn;
+        }
+    }
+
+    /// Where filing resumes in `turns`: after the last filed turn, or at the last drawer's
+    /// start when that drawer ends on a user turn whose reply has come since.
+    pub fn resume_at(&self, turns: &[super::Turn]) -> usize {
+        let waiting = self.next_turn > 0
+            && self.next_turn < turns.len()
+            && turns[self.next_turn - 1].role == super::Role::User
+            && self.last_start < self.next_turn;
+        if waiting {
+            self.last_start
+        } else {
+            self.next_turn
+        }
+    }
 }
 
 /// Every conversation of one source already filed: conversation id → how far.
@@ -51,7 +80,7 @@ pub fn progress_from<'a>(
             continue;
         };
         let entry = progress.entry(c.id.clone()).or_default();
-        entry.next_turn = entry.next_turn.max(c.last_turn as usize + 1);
+        entry.record(c.first_turn as usize, c.last_turn as usize);
         if extract == ExtractMode::Exchange {
             entry.room.get_or_insert_with(|| d.metadata.room.clone());
         }
@@ -142,7 +171,7 @@ pub fn conversation_drawers(
                 .room
                 .clone()
                 .unwrap_or_else(|| conversation_room(conversation).to_string());
-            chunk_exchanges(turns, so_far.next_turn)
+            chunk_exchanges(turns, so_far.resume_at(turns))
                 .into_iter()
                 .map(|c| drawer(c, &room))
                 .collect()

@@ -78,7 +78,9 @@ impl Palace {
             let mined = page.iter().filter(|d| d.metadata.added_by == AddedBy::Mine);
             for (id, so_far) in progress_from(mined, filing.extract) {
                 let entry = progress.entry(id).or_default();
-                entry.next_turn = entry.next_turn.max(so_far.next_turn);
+                if so_far.next_turn > 0 {
+                    entry.record(so_far.last_start, so_far.next_turn - 1);
+                }
                 if entry.room.is_none() {
                     entry.room = so_far.room;
                 }
@@ -115,7 +117,12 @@ impl Palace {
             report.new_exchanges += exchange_ranges(&c.turns, so_far.next_turn).len() as u64;
             let new = conversation_drawers(c, filing, &so_far, &filed_at);
             let room = new.first().map(|d| d.metadata.room.clone()).or(so_far.room);
-            moved.push((c.id.clone(), c.turns.len(), room));
+            let last = new
+                .iter()
+                .filter_map(|d| d.metadata.conversation.as_ref())
+                .map(|r| (r.first_turn as usize, r.last_turn as usize))
+                .max_by_key(|&(first, last)| (last, first));
+            moved.push((c.id.clone(), c.turns.len(), last, room));
             drawers.extend(new);
         }
         if !drawers.is_empty() {
@@ -127,9 +134,12 @@ impl Palace {
             self.file_mined(&drawers, &vectors, &[]).await?;
         }
         report.drawers_filed = drawers.len() as u64;
-        for (id, next_turn, room) in moved {
+        for (id, next_turn, last, room) in moved {
             let entry = progress.entry(id).or_default();
-            entry.next_turn = next_turn;
+            if let Some((first, last)) = last {
+                entry.record(first, last);
+            }
+            entry.next_turn = entry.next_turn.max(next_turn);
             if filing.extract == crate::conversations::ExtractMode::Exchange && entry.room.is_none()
             {
                 entry.room = room;
