@@ -225,6 +225,7 @@ fn a_broken_export_is_an_error_naming_file_and_position_and_files_nothing_half()
         &palace,
         &["search", "terraform state lock", "--limit", "20", "--json"],
     );
+    assert!(!hits["results"].as_array().unwrap().is_empty());
     for h in hits["results"].as_array().unwrap() {
         assert_eq!(
             h["conversation"]["id"].as_str(),

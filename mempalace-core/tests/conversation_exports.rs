@@ -591,3 +591,68 @@ fn files_that_are_not_conversations_say_so() {
         );
     }
 }
+
+fn read_bytes(name: &str, bytes: &[u8]) -> (Vec<Conversation>, Result<ReadSummary, ExportError>) {
+    let mut got = Vec::new();
+    let r = read_conversations(
+        bytes,
+        &SourceName {
+            name: name.to_string(),
+        },
+        &mut |c| got.push(c),
+    );
+    (got, r)
+}
+
+#[test]
+fn text_that_only_looks_like_json_is_no_conversation_rather_than_a_broken_export() {
+    for text in [
+        "[2025-01-01 10:00] User: hello there\n[2025-01-01 10:01] Bot: hi\n",
+        "[.ShellClassInfo]\nIconResource=foo.ico\n",
+        "[INFO] server started\n",
+        "{not json at all}\n",
+        "{\"id\": 1}\n{\"unrelated\": true}\n",
+    ] {
+        let (got, r) = read_bytes("x", text.as_bytes());
+        assert!(got.is_empty());
+        assert!(
+            matches!(r, Err(ExportError::NotAConversation(_))),
+            "{text:?}: {r:?}"
+        );
+    }
+}
+
+#[test]
+fn gemini_jsonl_with_an_untyped_header_is_read() {
+    let text = concat!(
+        r#"{"sessionId":"g-1","projectHash":"abc","startTime":"2025-05-01T10:00:00.000Z"}"#,
+        "\n",
+        r#"{"type":"user","timestamp":"2025-05-01T10:00:01.000Z","content":[{"text":"Which index should the events table get?"}]}"#,
+        "\n",
+        r#"{"type":"gemini","timestamp":"2025-05-01T10:00:09.000Z","content":[{"text":"A GIN index on the payload."}],"toolCalls":[{"name":"run_shell_command","args":{"command":"psql -c '\\d events'"}}]}"#,
+        "\n",
+    );
+    let (got, r) = read_bytes("g", text.as_bytes());
+    assert_eq!(r.unwrap().format, Some(ConversationFormat::GeminiCli));
+    assert_eq!(got[0].id, "g-1");
+    assert_eq!(got[0].turns.len(), 2);
+    assert!(got[0].turns[1].text.contains("[run_shell_command]"));
+}
+
+#[test]
+fn hostile_tool_arguments_do_not_panic() {
+    let line = serde_json::json!({
+        "type": "assistant", "sessionId": "s", "timestamp": "2025-01-01T00:00:00Z",
+        "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t", "name": "Read",
+             "input": {"file_path": "a", "offset": i64::MAX, "limit": 1}}]},
+    });
+    let user = serde_json::json!({
+        "type": "user", "sessionId": "s", "timestamp": "2025-01-01T00:00:00Z",
+        "message": {"role": "user", "content": "why?"},
+    });
+    let text = format!("{user}\n{line}\n");
+    let (got, r) = read_bytes("s", text.as_bytes());
+    r.unwrap();
+    assert!(got[0].turns[1].text.contains("[Read a:"));
+}

@@ -163,6 +163,91 @@ async fn a_question_filed_before_its_reply_is_filed_again_with_it() {
 }
 
 #[tokio::test]
+async fn an_assistant_turn_that_went_on_after_filing_is_filed_whole() {
+    let (p, _dir) = palace();
+    let f = filing(ExtractMode::Exchange);
+    let mut live = Conversation {
+        id: "tool-loop".into(),
+        title: None,
+        turns: vec![
+            turn(
+                Role::User,
+                "Why is the build failing?",
+                "2025-03-01T10:00:00",
+            ),
+            turn(
+                Role::Assistant,
+                "Let me look.\n[Bash] cargo build",
+                "2025-03-01T10:00:02",
+            ),
+        ],
+    };
+    p.file_conversation(&live, &f).await.unwrap();
+    // The agent's tool loop went on: the same turn, longer.
+    live.turns[1]
+        .text
+        .push_str("\n→ error[E0432]: unresolved import\nFINAL ANSWER: a missing feature flag.");
+    let grown = p.file_conversation(&live, &f).await.unwrap();
+    assert_eq!(grown.drawers_filed, 1, "{grown:?}");
+    let all = p
+        .store()
+        .list(&DrawerFilter::wing("chats"), Page::first(10))
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 1, "replaced under the same id");
+    assert!(all[0].text.contains("FINAL ANSWER"));
+    let again = p.file_conversation(&live, &f).await.unwrap();
+    assert_eq!((again.drawers_filed, again.conversations_unchanged), (0, 1));
+}
+
+#[tokio::test]
+async fn a_turn_of_mostly_white_space_files_and_does_not_stop_the_batch() {
+    let (p, _dir) = palace();
+    let f = filing(ExtractMode::Exchange);
+    let odd = Conversation {
+        id: "odd".into(),
+        title: None,
+        turns: vec![
+            turn(Role::User, "Paste?", "2025-03-01T10:00:00"),
+            turn(
+                Role::Assistant,
+                &format!("start{}end", " ".repeat(2000)),
+                "2025-03-01T10:00:01",
+            ),
+        ],
+    };
+    let mut progress = Default::default();
+    let filed = p
+        .file_conversations(&[odd, conversation("fine", 2, 1)], &f, &mut progress)
+        .await
+        .unwrap();
+    assert_eq!(filed.conversations_grown, 2);
+    let all = p
+        .store()
+        .list(&DrawerFilter::wing("chats"), Page::first(20))
+        .await
+        .unwrap();
+    assert!(all.iter().all(|d| !d.text.trim().is_empty()));
+    assert!(all.iter().any(|d| d.text.contains("end")));
+}
+
+#[tokio::test]
+async fn the_same_export_saved_elsewhere_files_nothing_again() {
+    let (p, _dir) = palace();
+    let f = filing(ExtractMode::Exchange);
+    let c = conversation("chatgpt-1", 9, 3);
+    let first = p.file_conversation(&c, &f).await.unwrap();
+    let mut moved = f.clone();
+    moved.source_file = "/downloads/export-2/conversations.json".into();
+    let again = p.file_conversation(&c, &moved).await.unwrap();
+    assert_eq!((again.drawers_filed, again.conversations_unchanged), (0, 1));
+    assert_eq!(
+        p.store().count(&DrawerFilter::wing("chats")).await.unwrap(),
+        first.drawers_filed
+    );
+}
+
+#[tokio::test]
 async fn since_and_before_read_when_the_words_were_written() {
     let (p, _dir) = palace();
     let f = filing(ExtractMode::Exchange);

@@ -79,6 +79,9 @@ pub struct ConversationMineReport {
     pub files_by_format: BTreeMap<String, u64>,
     /// Files passed over (not a conversation, too large, unreadable), each with the reason.
     pub files_skipped: Vec<FileProblem>,
+    /// Symlinks, binary files and names that are not UTF-8 the walk passed over (ignored
+    /// files and build or dependency folders are not walked at all).
+    pub files_passed_over_by_walk: u64,
     /// Files that broke off (malformed or truncated): the conversations before the break
     /// are filed, the one it struck is not.
     pub errors: Vec<FileProblem>,
@@ -108,23 +111,35 @@ enum Reading {
     Unopened(String),
 }
 
-/// Counts the bytes read through it, for the progress bar.
+/// Counts the bytes read through it, for the progress bar, and stops the read when the mine
+/// is cancelled (Ctrl-C in the middle of a 200 MB export).
 struct Counting<R> {
     inner: R,
     read: Arc<AtomicU64>,
+    cancel: Arc<AtomicBool>,
 }
+
+/// The message a read stopped by Ctrl-C fails with.
+const CANCELLED: &str = "mining was cancelled";
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(std::io::Error::other(CANCELLED));
+        }
         let n = self.inner.read(buf)?;
         self.read.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
 }
 
-/// The conversation files under `root`, with their sizes; oversized ones are reported.
-fn conversation_files(root: &Path, max: u64) -> (Vec<(PathBuf, String, u64)>, Vec<FileProblem>) {
-    let (files, _) = project_files(root, u64::MAX);
+/// The conversation files under `root` (path, path in the folder, size), the oversized ones
+/// with the reason, and how many the walk passed over.
+pub fn conversation_files(
+    root: &Path,
+    max: u64,
+) -> (Vec<(PathBuf, String, u64)>, Vec<FileProblem>, usize) {
+    let (files, walk_skipped) = project_files(root, u64::MAX);
     let mut found = Vec::new();
     let mut skipped = Vec::new();
     for f in files {
@@ -144,15 +159,15 @@ fn conversation_files(root: &Path, max: u64) -> (Vec<(PathBuf, String, u64)>, Ve
         }
         found.push((f.path, f.relative, size));
     }
-    (found, skipped)
+    (found, skipped, walk_skipped)
 }
 
-/// The name a file gives conversations without an id of their own: its path in the folder
-/// without the extension (`engineering/2025-03-10` for a Slack day file).
-fn source_name(relative: &str) -> String {
-    match relative.rsplit_once('.') {
+/// The name a file gives conversations without an id of their own: its path without the
+/// extension (a Slack day file's ends in `engineering/2025-03-10`).
+fn source_name(path: &str) -> String {
+    match path.rsplit_once('.') {
         Some((stem, ext)) if !ext.contains('/') => stem.to_string(),
-        _ => relative.to_string(),
+        _ => path.to_string(),
     }
 }
 
@@ -168,12 +183,13 @@ pub async fn mine_conversations(
     palace.init().await.context("creating the palace")?;
     let root = dir.to_path_buf();
     let max = opts.max_file_bytes;
-    let (files, oversized) =
+    let (files, oversized, walk_skipped) =
         tokio::task::spawn_blocking(move || conversation_files(&root, max)).await?;
     let mut report = ConversationMineReport {
         wing: opts.wing.clone(),
         files_found: (files.len() + oversized.len()) as u64,
         files_skipped: oversized,
+        files_passed_over_by_walk: walk_skipped as u64,
         ..ConversationMineReport::default()
     };
     let total_bytes: u64 = files.iter().map(|(_, _, size)| size).sum();
@@ -183,7 +199,7 @@ pub async fn mine_conversations(
     let reader = {
         let (bytes_read, cancel) = (Arc::clone(&bytes_read), Arc::clone(&cancel));
         tokio::task::spawn_blocking(move || {
-            for (path, relative, _) in files {
+            for (path, _, _) in files {
                 if cancel.load(Ordering::Relaxed) {
                     break;
                 }
@@ -200,7 +216,9 @@ pub async fn mine_conversations(
                         continue;
                     }
                 };
-                let name = source_name(&relative);
+                // Conversations without an id of their own are named by the file's full path,
+                // so mining the folder or its parent names them alike.
+                let name = source_name(&source);
                 if tx
                     .blocking_send(Reading::Start {
                         source: source.clone(),
@@ -212,6 +230,7 @@ pub async fn mine_conversations(
                 let counted = Counting {
                     inner: file,
                     read: Arc::clone(&bytes_read),
+                    cancel: Arc::clone(&cancel),
                 };
                 let mut gone = false;
                 let result = read_conversations(
@@ -316,6 +335,8 @@ pub async fn mine_conversations(
                             Err(e) if e.starts_with("not a conversation") => {
                                 report.files_skipped.push(problem(e))
                             }
+                            // Stopped by Ctrl-C: the conversations handed out were filed.
+                            Err(_) if cancel.load(Ordering::Relaxed) => {}
                             Err(e) => report.errors.push(problem(e)),
                         }
                     }

@@ -161,7 +161,10 @@ async fn existing_chunks(
         seen += n;
         out.extend(
             got.into_iter()
-                .filter(|d| d.metadata.added_by == AddedBy::Mine)
+                // A conversation mined from the same file is not one of its chunks.
+                .filter(|d| {
+                    d.metadata.added_by == AddedBy::Mine && d.metadata.conversation.is_none()
+                })
                 .map(|d| (d.id, d.text)),
         );
         if n < page {

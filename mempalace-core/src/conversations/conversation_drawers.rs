@@ -27,9 +27,10 @@ pub struct ConversationFiling {
 pub struct FiledSoFar {
     /// The first turn not filed yet.
     pub next_turn: usize,
-    /// The first turn of the last drawer filed: when that drawer ends on a question still
-    /// waiting for its reply, the exchange is filed again from here once the reply comes, so
-    /// question and answer share a drawer (the old drawer is replaced: same id).
+    /// The first turn of the last drawer filed. Filing resumes at the start of its exchange:
+    /// that exchange may have grown since (a reply to a waiting question, an assistant's
+    /// tool loop that went on), and its drawers are cut again; those that come out the same
+    /// are not filed again, the changed ones replace theirs under the same id.
     pub last_start: usize,
     /// The room its exchanges went to (kept when it grows, so one conversation stays in one
     /// room even when its first words change the routing).
@@ -46,18 +47,13 @@ impl FiledSoFar {
         }
     }
 
-    /// Where filing resumes in `turns`: after the last filed turn, or at the last drawer's
-    /// start when that drawer ends on a user turn whose reply has come since.
+    /// Where filing resumes in `turns`: the start of the exchange of the last filed drawer
+    /// (0 when nothing is filed yet).
     pub fn resume_at(&self, turns: &[super::Turn]) -> usize {
-        let waiting = self.next_turn > 0
-            && self.next_turn < turns.len()
-            && turns[self.next_turn - 1].role == super::Role::User
-            && self.last_start < self.next_turn;
-        if waiting {
-            self.last_start
-        } else {
-            self.next_turn
+        if self.next_turn == 0 {
+            return 0;
         }
+        exchange_start(turns, self.last_start.min(turns.len().saturating_sub(1)))
     }
 }
 
@@ -88,12 +84,26 @@ pub fn progress_from<'a>(
     progress
 }
 
+/// The first turn of the exchange holding turn `i`: the user turn before it (every turn is
+/// its own exchange in a chat without a user).
+pub fn exchange_start(turns: &[super::Turn], i: usize) -> usize {
+    if !turns.iter().any(|t| t.role == super::Role::User) {
+        return i;
+    }
+    (0..=i)
+        .rev()
+        .find(|&j| turns.get(j).is_some_and(|t| t.role == super::Role::User))
+        .unwrap_or(0)
+}
+
 fn md5_16(input: &str) -> String {
     hex::encode(Md5::digest(input.as_bytes()))[..16].to_string()
 }
 
-/// The id of a conversation drawer: md5 of wing, source, conversation, mode, first turn and
-/// piece, so re-mining the same turns writes the same ids and new turns never move old ones.
+/// The id of a conversation drawer: md5 of wing, conversation id, mode, first turn and piece,
+/// so re-mining the same turns writes the same ids, new turns never move old ones, and the
+/// same conversation in another copy of the export (a later download) lands on the same
+/// drawers. Conversations without an id of their own are named by their file's path.
 pub fn conversation_drawer_id(
     filing: &ConversationFiling,
     room: &str,
@@ -103,7 +113,6 @@ pub fn conversation_drawer_id(
 ) -> String {
     let key = [
         filing.wing.as_str(),
-        filing.source_file.as_str(),
         conversation_id,
         filing.extract.as_str(),
         &first_turn.to_string(),
@@ -126,7 +135,9 @@ pub fn conversation_room(conversation: &Conversation) -> &'static str {
     topic_room(&head)
 }
 
-/// The drawers for the turns of `conversation` past `so_far`, filed at `filed_at`.
+/// The drawers for the turns of `conversation` from where `so_far` resumes (see
+/// [`FiledSoFar::resume_at`]), filed at `filed_at`. Drawers already stored come out again
+/// with the same id and text: the caller skips them.
 pub fn conversation_drawers(
     conversation: &Conversation,
     filing: &ConversationFiling,
@@ -134,7 +145,8 @@ pub fn conversation_drawers(
     filed_at: &str,
 ) -> Vec<Drawer> {
     let turns = &conversation.turns;
-    if so_far.next_turn >= turns.len() {
+    let from = so_far.resume_at(turns);
+    if from >= turns.len() {
         return Vec::new();
     }
     let drawer = |chunk: ExchangeChunk, room: &str| Drawer {
@@ -171,12 +183,13 @@ pub fn conversation_drawers(
                 .room
                 .clone()
                 .unwrap_or_else(|| conversation_room(conversation).to_string());
-            chunk_exchanges(turns, so_far.resume_at(turns))
+            chunk_exchanges(turns, from)
                 .into_iter()
+                .filter(|c| !c.text.trim().is_empty())
                 .map(|c| drawer(c, &room))
                 .collect()
         }
-        ExtractMode::General => exchange_ranges(turns, so_far.next_turn)
+        ExtractMode::General => exchange_ranges(turns, from)
             .into_iter()
             .flat_map(|range| {
                 let text: Vec<String> = range
@@ -190,6 +203,7 @@ pub fn conversation_drawers(
                         .map(move |c| (c, kind.room()))
                 })
             })
+            .filter(|(c, _)| !c.text.trim().is_empty())
             .map(|(c, room)| drawer(c, room))
             .collect(),
     }

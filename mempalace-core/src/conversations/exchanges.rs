@@ -65,9 +65,17 @@ pub fn chunk_exchanges(turns: &[Turn], from: usize) -> Vec<ExchangeChunk> {
         let whole = rendered.join("\n");
         let chunk = |first: usize, last: usize, text: String| chunk_of(turns, first, last, 0, text);
         if char_len(&whole) <= EXCHANGE_WINDOW {
-            let fits = open
-                .as_ref()
-                .is_some_and(|o| char_len(&o.text) + 2 + char_len(&whole) <= EXCHANGE_WINDOW);
+            // Exchanges share a drawer only on the same day: a drawer is dated by its first
+            // turn, and a `since` bound must not miss the next day's words.
+            let day = range
+                .clone()
+                .find_map(|i| turns[i].authored_at.as_deref())
+                .map(|t| t.get(..10).unwrap_or(t));
+            let fits = open.as_ref().is_some_and(|o| {
+                char_len(&o.text) + 2 + char_len(&whole) <= EXCHANGE_WINDOW
+                    && (day.is_none()
+                        || o.authored_at.as_deref().map(|t| t.get(..10).unwrap_or(t)) == day)
+            });
             if fits {
                 let o = open.as_mut().expect("checked");
                 o.text = format!("{}\n\n{whole}", o.text);
@@ -163,6 +171,7 @@ pub fn split_turn(role: &Role, text: &str) -> Vec<String> {
     }
     pieces
         .into_iter()
+        .filter(|p| !p.trim().is_empty())
         .map(|p| render_turn(role, p.trim()))
         .collect()
 }
@@ -247,6 +256,26 @@ mod tests {
         assert_eq!(tail.len(), 1);
         assert_eq!(tail[0].first_turn, 2);
         assert_eq!(tail[0].text, "> Why?\nBecause the team knows it.");
+    }
+
+    #[test]
+    fn exchanges_of_different_days_never_share_a_drawer() {
+        let turns = vec![
+            turn(Role::User, "Late question?", Some("2025-01-01T23:58:00")),
+            turn(
+                Role::Assistant,
+                "Short answer.",
+                Some("2025-01-01T23:59:00"),
+            ),
+            turn(Role::User, "Next morning?", Some("2025-01-02T08:00:00")),
+            turn(Role::Assistant, "Yes.", Some("2025-01-02T08:00:05")),
+        ];
+        let chunks = chunk_exchanges(&turns, 0);
+        assert_eq!(chunks.len(), 2);
+        assert_eq!(
+            chunks[1].authored_at.as_deref(),
+            Some("2025-01-02T08:00:00")
+        );
     }
 
     #[test]

@@ -9,7 +9,9 @@ use crate::conversations::conversation_drawers::{
     ConversationFiling, ConversationProgress, conversation_drawers, progress_from,
 };
 use crate::conversations::exchanges::exchange_ranges;
-use crate::drawer::AddedBy;
+use std::collections::HashMap;
+
+use crate::drawer::{AddedBy, Drawer};
 use crate::error::Result;
 use crate::filter::DrawerFilter;
 use crate::temporal::now_iso;
@@ -104,24 +106,61 @@ impl Palace {
         validate_source_file(&filing.source_file)?;
         let filed_at = now_iso();
         let mut report = ConversationsFiled::default();
-        let mut drawers = Vec::new();
-        let mut moved = Vec::new();
+        let mut cut = Vec::new();
         for c in conversations {
             let so_far = progress.get(&c.id).cloned().unwrap_or_default();
-            if so_far.next_turn >= c.turns.len() {
-                report.conversations_unchanged += 1;
-                continue;
-            }
-            report.conversations_grown += 1;
-            report.new_turns += (c.turns.len() - so_far.next_turn) as u64;
-            report.new_exchanges += exchange_ranges(&c.turns, so_far.next_turn).len() as u64;
-            let new = conversation_drawers(c, filing, &so_far, &filed_at);
-            let room = new.first().map(|d| d.metadata.room.clone()).or(so_far.room);
-            let last = new
+            cut.push((
+                c,
+                conversation_drawers(c, filing, &so_far, &filed_at),
+                so_far,
+            ));
+        }
+        // Drawers that come out exactly as stored (the tail of a conversation that did not
+        // grow, or one filed from another copy of the export) are not embedded again.
+        let ids: Vec<String> = cut
+            .iter()
+            .flat_map(|(_, ds, _)| ds.iter().map(|d| d.id.clone()))
+            .collect();
+        let stored: HashMap<String, Drawer> = if ids.is_empty() || !self.is_initialised().await? {
+            HashMap::new()
+        } else {
+            self.store
+                .get(&ids)
+                .await?
+                .into_iter()
+                .map(|d| (d.id.clone(), d))
+                .collect()
+        };
+        let mut drawers = Vec::new();
+        let mut moved = Vec::new();
+        for (c, candidates, so_far) in cut {
+            let last = candidates
                 .iter()
                 .filter_map(|d| d.metadata.conversation.as_ref())
                 .map(|r| (r.first_turn as usize, r.last_turn as usize))
                 .max_by_key(|&(first, last)| (last, first));
+            let room = candidates
+                .first()
+                .map(|d| d.metadata.room.clone())
+                .or(so_far.room.clone());
+            let new: Vec<Drawer> = candidates
+                .into_iter()
+                .filter(|d| {
+                    stored.get(&d.id).is_none_or(|s| {
+                        s.text != d.text || s.metadata.conversation != d.metadata.conversation
+                    })
+                })
+                .collect();
+            if new.is_empty() {
+                report.conversations_unchanged += 1;
+            } else {
+                report.conversations_grown += 1;
+                if so_far.next_turn < c.turns.len() {
+                    report.new_turns += (c.turns.len() - so_far.next_turn) as u64;
+                    report.new_exchanges +=
+                        exchange_ranges(&c.turns, so_far.next_turn).len() as u64;
+                }
+            }
             moved.push((c.id.clone(), c.turns.len(), last, room));
             drawers.extend(new);
         }

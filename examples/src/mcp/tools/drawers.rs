@@ -477,7 +477,26 @@ impl MemPalaceServer {
             anyhow::bail!("include_ignored is not offered: ignored files are never mined");
         }
         let source = PathBuf::from(a.source.trim());
-        if convos && !a.dry_run {
+        if convos && a.dry_run {
+            let root = source.clone();
+            let (files, skipped, _) = tokio::task::spawn_blocking(move || {
+                crate::mine::conversations::conversation_files(
+                    &root,
+                    crate::mine::conversations::MAX_EXPORT_BYTES,
+                )
+            })
+            .await?;
+            return Ok(serde_json::json!({
+                "success": true,
+                "dry_run": true,
+                "mode": "convos",
+                "source": source.display().to_string(),
+                "files": files.len(),
+                "files_skipped": skipped.len(),
+                "sample": files.iter().take(20).map(|f| f.0.display().to_string()).collect::<Vec<_>>(),
+            }));
+        }
+        if convos {
             let wing = a
                 .wing
                 .as_deref()

@@ -61,7 +61,14 @@ pub(super) fn read_lines<R: BufRead>(
         match serde_json::from_str::<Value>(&line) {
             Ok(Value::Object(record)) => session.record(&record, summary),
             Ok(_) => summary.skip("JSONL line that is not an object"),
-            Err(e) => return Err(ExportError::json("JSONL line", number - 1, &e)),
+            Err(e) => {
+                return Err(ExportError::unless_recognised(
+                    session.format.is_some(),
+                    "JSONL line",
+                    number - 1,
+                    &e,
+                ));
+            }
         }
     }
     let Some(format) = session.format else {
@@ -88,6 +95,17 @@ impl Session {
         let kind = text_of(r.get("type"));
         let at = r.get("timestamp").and_then(from_json);
         match (self.format, kind) {
+            // Gemini CLI's newer JSONL: a header without a type.
+            (None, "")
+                if r.contains_key("sessionId")
+                    && (r.contains_key("projectHash") || r.contains_key("startTime")) =>
+            {
+                self.format = Some(ConversationFormat::GeminiCli);
+                self.id = r
+                    .get("sessionId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+            }
             (_, "session_meta") => {
                 self.format = Some(ConversationFormat::Codex);
                 let payload = r.get("payload");
@@ -113,7 +131,22 @@ impl Session {
                 } else {
                     Role::Assistant
                 };
-                let text = gemini_text(r.get("content"));
+                let mut text = gemini_text(r.get("content"));
+                for call in r
+                    .get("toolCalls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let name = call
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("Unknown");
+                    let args = call.get("args").unwrap_or(&Value::Null);
+                    text = format!("{text}\n{}", tool_call_digest(name, args));
+                    summary.skip("tool call kept as a one-line digest");
+                }
+                let text = text.trim().to_string();
                 push_turn(
                     &mut self.turns,
                     Turn {
@@ -185,6 +218,10 @@ impl Session {
         }
         if r.get("isSidechain").and_then(Value::as_bool) == Some(true) {
             summary.skip("subagent (sidechain) message");
+            return;
+        }
+        if r.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
+            summary.skip("compaction summary written by the agent");
             return;
         }
         if r.get("isMeta").and_then(Value::as_bool) == Some(true) {

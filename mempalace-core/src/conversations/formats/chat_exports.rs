@@ -48,12 +48,17 @@ pub(super) fn read_array<R: Read>(
 ) -> Result<(), ExportError> {
     let mut gathered = Gathered::default();
     let mut index = 0usize;
+    let mut recognised = false;
     let mut each = |element: Value| {
         index += 1;
         let Value::Object(o) = element else {
             summary.skip("array element that is not an object");
             return;
         };
+        recognised |= ["mapping", "chat_messages", "role"]
+            .iter()
+            .any(|k| o.contains_key(*k))
+            || (o.get("type").and_then(Value::as_str) == Some("message") && o.contains_key("ts"));
         if o.contains_key("mapping") {
             summary.format = Some(ConversationFormat::ChatGpt);
             let c = chatgpt(&o, &format!("{}#{index}", source.name), summary);
@@ -72,9 +77,12 @@ pub(super) fn read_array<R: Read>(
         }
     };
     let mut de = serde_json::Deserializer::from_reader(reader);
-    de.deserialize_seq(EachElement(&mut each))
-        .map_err(|e| ExportError::json("JSON", 0, &e))?;
-    de.end().map_err(|e| ExportError::json("JSON", 0, &e))?;
+    let parsed = de
+        .deserialize_seq(EachElement(&mut each))
+        .and_then(|()| de.end());
+    if let Err(e) = parsed {
+        return Err(ExportError::unless_recognised(recognised, "JSON", 0, &e));
+    }
     if let Some(format) = gathered.format {
         summary.format = Some(format);
         emit(
@@ -108,9 +116,10 @@ pub(super) fn read_document<R: Read>(
     emit: &mut dyn FnMut(Conversation, &mut ReadSummary),
 ) -> Result<(), ExportError> {
     let mut de = serde_json::Deserializer::from_reader(reader);
-    let value: Value =
-        serde::Deserialize::deserialize(&mut de).map_err(|e| ExportError::json("JSON", 0, &e))?;
-    de.end().map_err(|e| ExportError::json("JSON", 0, &e))?;
+    let value: Value = serde::Deserialize::deserialize(&mut de)
+        .map_err(|e| ExportError::unless_recognised(false, "JSON", 0, &e))?;
+    de.end()
+        .map_err(|e| ExportError::unless_recognised(false, "JSON", 0, &e))?;
     let Value::Object(o) = value else {
         return Ok(());
     };

@@ -82,6 +82,22 @@ pub enum ExportError {
 }
 
 impl ExportError {
+    /// A parse failure in a file whose format is not recognised yet: such a file is simply
+    /// not a conversation (a log line starting with `[`, an INI file); once the format is
+    /// known, or when the text ends early (a truncated download), it is a broken export.
+    fn unless_recognised(
+        recognised: bool,
+        what: &'static str,
+        line_offset: usize,
+        e: &serde_json::Error,
+    ) -> Self {
+        if recognised || e.is_eof() || e.is_io() {
+            ExportError::json(what, line_offset, e)
+        } else {
+            ExportError::NotAConversation(format!("not {what}: {e}"))
+        }
+    }
+
     fn json(what: &'static str, line_offset: usize, e: &serde_json::Error) -> Self {
         if e.is_io() {
             return ExportError::Io(std::io::Error::other(e.to_string()));
@@ -150,8 +166,16 @@ pub fn read_conversations<R: BufRead>(
         Some(b'{') => {
             let mut line = String::new();
             reader.read_line(&mut line)?;
-            match serde_json::from_str::<serde_json::Value>(&line) {
-                Ok(serde_json::Value::Object(record)) if agent_sessions::is_record(&record) => {
+            // JSONL when the first line is a whole record and another object follows it (a
+            // JSON document has nothing after its one value); a lone line that is a
+            // transcript record counts too.
+            let parsed = serde_json::from_str::<serde_json::Value>(&line);
+            let more = matches!(parsed, Ok(serde_json::Value::Object(_)))
+                && first_meaningful_byte(&mut reader)? == Some(b'{');
+            match parsed {
+                Ok(serde_json::Value::Object(record))
+                    if more || agent_sessions::is_record(&record) =>
+                {
                     agent_sessions::read_lines(record, reader, source, &mut summary, &mut emit)?
                 }
                 // A whole JSON document on one line, or spread over many.

@@ -40,7 +40,10 @@ pub fn tool_call_digest(name: &str, input: &Value) -> String {
                 input.get("offset").and_then(Value::as_i64),
                 input.get("limit").and_then(Value::as_i64),
             ) {
-                (Some(o), Some(l)) => format!("[Read {path}:{o}-{}]", o + l),
+                (Some(o), Some(l)) => match o.checked_add(l) {
+                    Some(end) => format!("[Read {path}:{o}-{end}]"),
+                    None => format!("[Read {path}:{o}+{l}]"),
+                },
                 _ => format!("[Read {path}]"),
             }
         }
