@@ -187,9 +187,7 @@ async fn main() -> anyhow::Result<()> {
     let t = Instant::now();
     read_conversations(
         BufReader::with_capacity(256 * 1024, std::fs::File::open(&export)?),
-        &SourceName {
-            name: "bench".into(),
-        },
+        &SourceName::new("bench"),
         &mut |c| {
             exchanges += exchange_ranges(&c.turns, 0).len();
             drawers += conversation_drawers(&c, &filing, &FiledSoFar::default(), "now").len();

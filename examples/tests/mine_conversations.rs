@@ -298,6 +298,9 @@ fn a_file_name_that_cannot_be_a_source_is_passed_over_and_the_rest_is_mined() {
     std::fs::create_dir_all(&exports).unwrap();
     let transcript = "> Where do the backups go?\nTo the bucket in eu-west-1, kept for 30 days.\n\n> And who can restore them?\nOnly the on-call engineer, with the break-glass role.\n\n> Thanks.\nYou're welcome.\n";
     std::fs::write(exports.join("good.txt"), transcript).unwrap();
+    // A Slack channel named like a build folder is still a channel.
+    std::fs::create_dir_all(exports.join("build")).unwrap();
+    std::fs::write(exports.join("build/2025-03-10.json"), r#"[{"type":"message","user":"U1","text":"the build is green again","ts":"1741600000.000100"}]"#).unwrap();
     std::fs::write(exports.join("bad\u{1b}name.txt"), transcript).unwrap();
     let r = json(
         &palace,
@@ -310,6 +313,7 @@ fn a_file_name_that_cannot_be_a_source_is_passed_over_and_the_rest_is_mined() {
         ],
     );
     assert_eq!(r["files_by_format"]["plain-text"].as_u64(), Some(1), "{r}");
+    assert_eq!(r["files_by_format"]["slack"].as_u64(), Some(1), "{r}");
     let skipped = r["files_skipped"].as_array().unwrap();
     assert_eq!(skipped.len(), 1, "{r}");
     assert!(

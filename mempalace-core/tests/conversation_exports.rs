@@ -23,7 +23,7 @@ fn read(path: &str) -> (Vec<Conversation>, Result<ReadSummary, ExportError>) {
     let file = File::open(fixture(path)).unwrap();
     let mut got = Vec::new();
     let name = path.rsplit_once('.').map_or(path, |(s, _)| s).to_string();
-    let r = read_conversations(BufReader::new(file), &SourceName { name }, &mut |c| {
+    let r = read_conversations(BufReader::new(file), &SourceName::new(name), &mut |c| {
         got.push(c)
     });
     (got, r)
@@ -594,13 +594,7 @@ fn files_that_are_not_conversations_say_so() {
 
 fn read_bytes(name: &str, bytes: &[u8]) -> (Vec<Conversation>, Result<ReadSummary, ExportError>) {
     let mut got = Vec::new();
-    let r = read_conversations(
-        bytes,
-        &SourceName {
-            name: name.to_string(),
-        },
-        &mut |c| got.push(c),
-    );
+    let r = read_conversations(bytes, &SourceName::new(name), &mut |c| got.push(c));
     (got, r)
 }
 
@@ -655,4 +649,25 @@ fn hostile_tool_arguments_do_not_panic() {
     let (got, r) = read_bytes("s", text.as_bytes());
     r.unwrap();
     assert!(got[0].turns[1].text.contains("[Read a:"));
+}
+
+#[test]
+fn slack_authors_without_a_profile_are_named_from_users_json() {
+    let users = std::fs::read_to_string(fixture("slack/users.json")).unwrap();
+    let people = mempalace_core::conversations::formats::slack_people(&users);
+    assert_eq!(
+        people.get("U07JWEB9R3T").map(String::as_str),
+        Some("Jonas Weber")
+    );
+    let day = r#"[{"type":"message","user":"U07JWEB9R3T","text":"deploy is green","ts":"1741600000.000100"},
+                 {"type":"message","user":"U0NOBODY","text":"thanks","ts":"1741600001.000100"}]"#;
+    let mut got = Vec::new();
+    read_conversations(
+        day.as_bytes(),
+        &SourceName::new("eng/2025-03-10").with_people(people),
+        &mut |c| got.push(c),
+    )
+    .unwrap();
+    let names: Vec<&str> = got[0].turns.iter().map(|t| t.role.label()).collect();
+    assert_eq!(names, ["Jonas Weber", "U0NOBODY"]);
 }

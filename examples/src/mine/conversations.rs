@@ -4,7 +4,7 @@
 //! whole) while the palace embeds and files the previous batch; each batch is one write, so a
 //! conversation is filed whole or not at all. Re-mining files only turns not filed before.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use mempalace_core::Palace;
 use mempalace_core::conversations::conversation_drawers::ConversationFiling;
 use mempalace_core::conversations::formats::{
-    ExportError, ReadSummary, SourceName, read_conversations,
+    ExportError, ReadSummary, SourceName, read_conversations, slack_people,
 };
 use mempalace_core::conversations::{Conversation, ExtractMode};
 use mempalace_core::palace::ConversationsFiled;
@@ -23,8 +23,8 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use super::progress::ByteProgress;
-use super::walk::project_files;
-use crate::regular_file::open_regular;
+use super::walk::export_files;
+use crate::regular_file::{open_regular, read_regular};
 
 /// Largest export read (3.11's cap): bigger files are skipped with the reason.
 pub const MAX_EXPORT_BYTES: u64 = 500 * 1024 * 1024;
@@ -79,8 +79,8 @@ pub struct ConversationMineReport {
     pub files_by_format: BTreeMap<String, u64>,
     /// Files passed over (not a conversation, too large, unreadable), each with the reason.
     pub files_skipped: Vec<FileProblem>,
-    /// Symlinks, binary files and names that are not UTF-8 the walk passed over (ignored
-    /// files and build or dependency folders are not walked at all).
+    /// Symlinks, binary files and names that are not UTF-8 the walk passed over (hidden and
+    /// git-ignored files are not walked at all).
     pub files_passed_over_by_walk: u64,
     /// Files that broke off (malformed or truncated): the conversations before the break
     /// are filed, the one it struck is not.
@@ -133,13 +133,37 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
+/// The people of the Slack exports met so far: a day file `<export>/<channel>/<day>.json` is
+/// read with `<export>/users.json`, loaded once per export.
+#[derive(Default)]
+struct SlackPeople(HashMap<PathBuf, HashMap<String, String>>);
+
+impl SlackPeople {
+    /// The people for a file: those of the `users.json` two folders up, if there is one.
+    fn of(&mut self, file: &Path) -> HashMap<String, String> {
+        let Some(export) = file.parent().and_then(Path::parent) else {
+            return HashMap::new();
+        };
+        self.0
+            .entry(export.to_path_buf())
+            .or_insert_with(|| {
+                read_regular(&export.join("users.json"), 64 * 1024 * 1024)
+                    .ok()
+                    .and_then(|bytes| String::from_utf8(bytes).ok())
+                    .map(|text| slack_people(&text))
+                    .unwrap_or_default()
+            })
+            .clone()
+    }
+}
+
 /// The conversation files under `root` (path, path in the folder, size), the oversized ones
 /// with the reason, and how many the walk passed over.
 pub fn conversation_files(
     root: &Path,
     max: u64,
 ) -> (Vec<(PathBuf, String, u64)>, Vec<FileProblem>, usize) {
-    let (files, walk_skipped) = project_files(root, u64::MAX);
+    let (files, walk_skipped) = export_files(root, u64::MAX);
     let mut found = Vec::new();
     let mut skipped = Vec::new();
     for f in files {
@@ -199,6 +223,7 @@ pub async fn mine_conversations(
     let reader = {
         let (bytes_read, cancel) = (Arc::clone(&bytes_read), Arc::clone(&cancel));
         tokio::task::spawn_blocking(move || {
+            let mut people = SlackPeople::default();
             for (path, _, _) in files {
                 if cancel.load(Ordering::Relaxed) {
                     break;
@@ -235,7 +260,7 @@ pub async fn mine_conversations(
                 let mut gone = false;
                 let result = read_conversations(
                     BufReader::with_capacity(256 * 1024, counted),
-                    &SourceName { name },
+                    &SourceName::new(name).with_people(people.of(&path)),
                     &mut |c| {
                         if !gone {
                             gone = tx.blocking_send(Reading::Conversation(c)).is_err();

@@ -121,6 +121,20 @@ pub enum Skip {
 
 /// The project's candidate files in a stable (sorted) order, and how many were passed over.
 pub fn project_files(root: &Path, max_file_bytes: u64) -> (Vec<ProjectFile>, usize) {
+    walk_files(root, max_file_bytes, true)
+}
+
+/// Like [`project_files`], but entering every folder but the hidden and ignored ones: in a
+/// folder of chat exports, `build` or `dist` is a Slack channel, not build output.
+pub fn export_files(root: &Path, max_file_bytes: u64) -> (Vec<ProjectFile>, usize) {
+    walk_files(root, max_file_bytes, false)
+}
+
+fn walk_files(
+    root: &Path,
+    max_file_bytes: u64,
+    skip_build_dirs: bool,
+) -> (Vec<ProjectFile>, usize) {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut files = Vec::new();
     let mut skipped = 0;
@@ -133,8 +147,9 @@ pub fn project_files(root: &Path, max_file_bytes: u64) -> (Vec<ProjectFile>, usi
         .ignore(true)
         .follow_links(false)
         .sort_by_file_path(|a, b| a.cmp(b))
-        .filter_entry(|e| {
-            !(e.file_type().is_some_and(|t| t.is_dir())
+        .filter_entry(move |e| {
+            !(skip_build_dirs
+                && e.file_type().is_some_and(|t| t.is_dir())
                 && is_skipped_dir(&e.file_name().to_string_lossy()))
         })
         .build();

@@ -69,7 +69,7 @@ pub(super) fn read_array<R: Read>(
             emit(c, summary);
         } else if o.get("type").and_then(Value::as_str) == Some("message") && o.contains_key("ts") {
             gathered.format = Some(ConversationFormat::Slack);
-            slack_message(&o, &mut gathered.turns, summary);
+            slack_message(&o, &source.people, &mut gathered.turns, summary);
         } else if o.contains_key("role") {
             flat_message(&o, &mut gathered, summary);
         } else {
@@ -351,7 +351,12 @@ const SLACK_SPOKEN: [&str; 4] = [
     "file_share",
 ];
 
-fn slack_message(o: &Map<String, Value>, turns: &mut Vec<Turn>, summary: &mut ReadSummary) {
+fn slack_message(
+    o: &Map<String, Value>,
+    people: &std::collections::HashMap<String, String>,
+    turns: &mut Vec<Turn>,
+    summary: &mut ReadSummary,
+) {
     if let Some(sub) = str_of(o, "subtype")
         && !SLACK_SPOKEN.contains(&sub)
     {
@@ -362,6 +367,11 @@ fn slack_message(o: &Map<String, Value>, turns: &mut Vec<Turn>, summary: &mut Re
     let name = profile
         .and_then(|p| str_of(p, "real_name").or_else(|| str_of(p, "display_name")))
         .filter(|n| !n.trim().is_empty())
+        .or_else(|| {
+            str_of(o, "user")
+                .and_then(|u| people.get(u))
+                .map(String::as_str)
+        })
         .or_else(|| str_of(o, "user"))
         .or_else(|| str_of(o, "username"))
         .or_else(|| str_of(o, "bot_id"))

@@ -137,10 +137,55 @@ impl ReadSummary {
 /// Where a file sits, for formats that name their conversation by it: `name` is used as the
 /// id of a conversation whose export has none (a Slack channel's day file:
 /// `engineering/2025-03-10`; a plain transcript: its file name).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct SourceName {
     /// The id to give a conversation without one.
     pub name: String,
+    /// Display names by user id (a Slack export's `users.json`), for messages that do not
+    /// carry their author's profile.
+    pub people: std::collections::HashMap<String, String>,
+}
+
+impl SourceName {
+    /// A source named `name`, with no directory of people.
+    pub fn new(name: impl Into<String>) -> Self {
+        SourceName {
+            name: name.into(),
+            people: Default::default(),
+        }
+    }
+
+    /// Adds a directory of people: user id → display name.
+    pub fn with_people(mut self, people: std::collections::HashMap<String, String>) -> Self {
+        self.people = people;
+        self
+    }
+}
+
+/// The people of a Slack export's `users.json` (an array of users with `id` and
+/// `real_name` or `profile.real_name` / `display_name` / `name`): user id → display name.
+pub fn slack_people(users_json: &str) -> std::collections::HashMap<String, String> {
+    let Ok(serde_json::Value::Array(users)) = serde_json::from_str(users_json) else {
+        return Default::default();
+    };
+    users
+        .iter()
+        .filter_map(|u| {
+            let id = u.get("id")?.as_str()?;
+            let profile = u.get("profile");
+            let name = [
+                u.get("real_name"),
+                profile.and_then(|p| p.get("real_name")),
+                profile.and_then(|p| p.get("display_name")),
+                u.get("name"),
+            ]
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_str)
+            .find(|n| !n.trim().is_empty())?;
+            Some((id.to_string(), name.to_string()))
+        })
+        .collect()
 }
 
 /// Reads every conversation in one file, handing each to `sink` as soon as it is complete,
