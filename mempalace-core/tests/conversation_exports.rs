@@ -671,3 +671,18 @@ fn slack_authors_without_a_profile_are_named_from_users_json() {
     let names: Vec<&str> = got[0].turns.iter().map(|t| t.role.label()).collect();
     assert_eq!(names, ["Jonas Weber", "U0NOBODY"]);
 }
+
+#[test]
+fn broken_exports_are_named_broken_with_the_file_s_own_line_numbers() {
+    // A bad line after blank lines is reported at its line in the file.
+    let good = r#"{"type":"user","sessionId":"s","timestamp":"2025-01-01T00:00:00Z","message":{"role":"user","content":"hi"}}"#;
+    let text = format!("\n{good}\n\n\n{good}\n{{\"type\": broken\n");
+    let (_, r) = read_bytes("s", text.as_bytes());
+    let e = r.unwrap_err().to_string();
+    assert!(e.contains("line 6"), "{e}");
+    // A ChatGPT export corrupt inside its first conversation is broken, not "no conversation".
+    let export = std::fs::read_to_string(fixture("chatgpt/conversations.json")).unwrap();
+    let corrupt = export.replacen("\"mapping\"", "\"mapping\" !", 1);
+    let (_, r) = read_bytes("c", corrupt.as_bytes());
+    assert!(matches!(r, Err(ExportError::Malformed { .. })), "{r:?}");
+}

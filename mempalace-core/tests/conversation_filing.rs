@@ -232,19 +232,91 @@ async fn a_turn_of_mostly_white_space_files_and_does_not_stop_the_batch() {
 }
 
 #[tokio::test]
-async fn the_same_export_saved_elsewhere_files_nothing_again() {
+async fn two_files_holding_one_conversation_keep_their_own_drawers() {
     let (p, _dir) = palace();
     let f = filing(ExtractMode::Exchange);
-    let c = conversation("chatgpt-1", 9, 3);
-    let first = p.file_conversation(&c, &f).await.unwrap();
-    let mut moved = f.clone();
-    moved.source_file = "/downloads/export-2/conversations.json".into();
-    let again = p.file_conversation(&c, &moved).await.unwrap();
-    assert_eq!((again.drawers_filed, again.conversations_unchanged), (0, 1));
-    assert_eq!(
-        p.store().count(&DrawerFilter::wing("chats")).await.unwrap(),
-        first.drawers_filed
+    let mut other = f.clone();
+    other.source_file = "/downloads/export-2/conversations.json".into();
+    // The old download holds a prefix of the conversation the new one holds.
+    let old = conversation("chatgpt-1", 9, 2);
+    let new = conversation("chatgpt-1", 9, 3);
+    for _ in 0..2 {
+        p.file_conversation(&old, &f).await.unwrap();
+        p.file_conversation(&new, &other).await.unwrap();
+    }
+    let texts = |source: &str| {
+        let source = source.to_string();
+        let p = Arc::clone(&p);
+        async move {
+            p.store()
+                .list(
+                    &DrawerFilter::wing("chats").with_source_file(source),
+                    Page::first(100),
+                )
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|d| d.text)
+                .collect::<Vec<_>>()
+        }
+    };
+    let in_new = texts(&other.source_file).await;
+    assert!(
+        in_new.iter().any(|t| t.contains("Question 2")),
+        "{in_new:#?}"
     );
+    let in_old = texts(&f.source_file).await;
+    assert!(in_old.iter().all(|t| !t.contains("Question 2")));
+    // Mining both again changes nothing.
+    assert_eq!(
+        p.file_conversation(&old, &f).await.unwrap().drawers_filed,
+        0
+    );
+    assert_eq!(
+        p.file_conversation(&new, &other)
+            .await
+            .unwrap()
+            .drawers_filed,
+        0
+    );
+}
+
+#[tokio::test]
+async fn an_exchange_that_changes_kind_as_it_grows_leaves_no_stale_memory() {
+    let (p, _dir) = palace();
+    let f = filing(ExtractMode::General);
+    let mut c = Conversation {
+        id: "kind".into(),
+        title: None,
+        turns: vec![
+            turn(
+                Role::User,
+                "The deploy keeps failing with a crash in the worker, any idea?",
+                "2025-03-01T10:00:00",
+            ),
+            turn(
+                Role::Assistant,
+                "The bug is an error in the pool: the worker crashes when the broken connection fails.",
+                "2025-03-01T10:00:05",
+            ),
+        ],
+    };
+    p.file_conversation(&c, &f).await.unwrap();
+    let rooms = |p: Arc<Palace>| async move {
+        p.store()
+            .list(&DrawerFilter::wing("chats"), Page::first(10))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|d| d.metadata.room)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(rooms(Arc::clone(&p)).await, ["problem"]);
+    c.turns[1].text.push_str(" Fixed it: it works now, finally solved, I am so happy and proud, amazing, wonderful, we love it.");
+    p.file_conversation(&c, &f).await.unwrap();
+    let after = rooms(Arc::clone(&p)).await;
+    assert_eq!(after.len(), 1, "the old kind's drawer is gone: {after:?}");
+    assert_ne!(after[0], "problem");
 }
 
 #[tokio::test]

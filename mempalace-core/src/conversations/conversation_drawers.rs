@@ -35,16 +35,29 @@ pub struct FiledSoFar {
     /// The room its exchanges went to (kept when it grows, so one conversation stays in one
     /// room even when its first words change the routing).
     pub room: Option<String>,
+    /// The stored drawers near the end (first turn, id): those a re-cut from the last
+    /// exchange may no longer produce (a grown exchange that 3.11's extraction now files as
+    /// another kind) are deleted.
+    pub tail: Vec<(usize, String)>,
 }
 
+/// How many turns before the last drawer's start the tail reaches back (an exchange is a
+/// user turn and its replies, merged into one turn per side by the readers).
+const TAIL_TURNS: usize = 8;
+
 impl FiledSoFar {
-    /// Takes a filed drawer's turn range into account.
-    pub fn record(&mut self, first_turn: usize, last_turn: usize) {
+    /// Takes a filed drawer (its turn range and id) into account.
+    pub fn record(&mut self, first_turn: usize, last_turn: usize, drawer_id: &str) {
         let next = last_turn + 1;
         if next > self.next_turn || (next == self.next_turn && first_turn > self.last_start) {
             self.next_turn = next;
             self.last_start = first_turn;
         }
+        if !self.tail.iter().any(|(_, id)| id == drawer_id) {
+            self.tail.push((first_turn, drawer_id.to_string()));
+        }
+        let keep_from = self.last_start.saturating_sub(TAIL_TURNS);
+        self.tail.retain(|(first, _)| *first >= keep_from);
     }
 
     /// Where filing resumes in `turns`: the start of the exchange of the last filed drawer
@@ -60,12 +73,12 @@ impl FiledSoFar {
 /// Every conversation of one source already filed: conversation id → how far.
 pub type ConversationProgress = HashMap<String, FiledSoFar>;
 
-/// The progress recorded by a source's stored drawers (those of `extract` mode).
-pub fn progress_from<'a>(
+/// Adds the progress recorded by a source's stored drawers (those of `extract` mode).
+pub fn record_drawers<'a>(
+    progress: &mut ConversationProgress,
     drawers: impl IntoIterator<Item = &'a Drawer>,
     extract: ExtractMode,
-) -> ConversationProgress {
-    let mut progress = ConversationProgress::new();
+) {
     for d in drawers {
         let Some(c) = d
             .metadata
@@ -76,12 +89,11 @@ pub fn progress_from<'a>(
             continue;
         };
         let entry = progress.entry(c.id.clone()).or_default();
-        entry.record(c.first_turn as usize, c.last_turn as usize);
+        entry.record(c.first_turn as usize, c.last_turn as usize, &d.id);
         if extract == ExtractMode::Exchange {
             entry.room.get_or_insert_with(|| d.metadata.room.clone());
         }
     }
-    progress
 }
 
 /// The first turn of the exchange holding turn `i`: the user turn before it (every turn is
@@ -100,10 +112,10 @@ fn md5_16(input: &str) -> String {
     hex::encode(Md5::digest(input.as_bytes()))[..16].to_string()
 }
 
-/// The id of a conversation drawer: md5 of wing, conversation id, mode, first turn and piece,
-/// so re-mining the same turns writes the same ids, new turns never move old ones, and the
-/// same conversation in another copy of the export (a later download) lands on the same
-/// drawers. Conversations without an id of their own are named by their file's path.
+/// The id of a conversation drawer: md5 of wing, source, conversation id, mode, first turn
+/// and piece, so re-mining the same turns writes the same ids and new turns never move old
+/// ones. The source is part of it: two files holding the same conversation (a prefix copy,
+/// a forked session) each keep their own drawers instead of overwriting each other's.
 pub fn conversation_drawer_id(
     filing: &ConversationFiling,
     room: &str,
@@ -113,6 +125,7 @@ pub fn conversation_drawer_id(
 ) -> String {
     let key = [
         filing.wing.as_str(),
+        filing.source_file.as_str(),
         conversation_id,
         filing.extract.as_str(),
         &first_turn.to_string(),

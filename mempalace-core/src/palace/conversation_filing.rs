@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::Palace;
 use crate::conversations::Conversation;
 use crate::conversations::conversation_drawers::{
-    ConversationFiling, ConversationProgress, conversation_drawers, progress_from,
+    ConversationFiling, ConversationProgress, conversation_drawers, record_drawers,
 };
 use crate::conversations::exchanges::exchange_ranges;
 use std::collections::HashMap;
@@ -78,15 +78,7 @@ impl Palace {
             let n = page.len();
             offset += n;
             let mined = page.iter().filter(|d| d.metadata.added_by == AddedBy::Mine);
-            for (id, so_far) in progress_from(mined, filing.extract) {
-                let entry = progress.entry(id).or_default();
-                if so_far.next_turn > 0 {
-                    entry.record(so_far.last_start, so_far.next_turn - 1);
-                }
-                if entry.room.is_none() {
-                    entry.room = so_far.room;
-                }
-            }
+            record_drawers(&mut progress, mined, filing.extract);
             if n < PROGRESS_PAGE {
                 return Ok(progress);
             }
@@ -107,18 +99,30 @@ impl Palace {
         let filed_at = now_iso();
         let mut report = ConversationsFiled::default();
         let mut cut = Vec::new();
+        let mut stale: Vec<String> = Vec::new();
         for c in conversations {
             let so_far = progress.get(&c.id).cloned().unwrap_or_default();
-            cut.push((
-                c,
-                conversation_drawers(c, filing, &so_far, &filed_at),
-                so_far,
-            ));
+            let candidates = conversation_drawers(c, filing, &so_far, &filed_at);
+            // Stored drawers of the re-cut exchange that it no longer produces.
+            if so_far.next_turn > 0 {
+                let from = so_far.resume_at(&c.turns);
+                stale.extend(
+                    so_far
+                        .tail
+                        .iter()
+                        .filter(|(first, id)| {
+                            *first >= from && !candidates.iter().any(|d| &d.id == id)
+                        })
+                        .map(|(_, id)| id.clone()),
+                );
+            }
+            cut.push((c, candidates, so_far));
         }
-        // Drawers that come out exactly as stored (the tail of a conversation that did not
-        // grow, or one filed from another copy of the export) are not embedded again.
+        // The re-cut tail of a conversation filed before comes out mostly as stored: those
+        // drawers are not embedded again. (A conversation new to this source has none.)
         let ids: Vec<String> = cut
             .iter()
+            .filter(|(_, _, so_far)| so_far.next_turn > 0)
             .flat_map(|(_, ds, _)| ds.iter().map(|d| d.id.clone()))
             .collect();
         let stored: HashMap<String, Drawer> = if ids.is_empty() || !self.is_initialised().await? {
@@ -134,11 +138,13 @@ impl Palace {
         let mut drawers = Vec::new();
         let mut moved = Vec::new();
         for (c, candidates, so_far) in cut {
-            let last = candidates
+            let filed: Vec<(usize, usize, String)> = candidates
                 .iter()
-                .filter_map(|d| d.metadata.conversation.as_ref())
-                .map(|r| (r.first_turn as usize, r.last_turn as usize))
-                .max_by_key(|&(first, last)| (last, first));
+                .filter_map(|d| {
+                    let r = d.metadata.conversation.as_ref()?;
+                    Some((r.first_turn as usize, r.last_turn as usize, d.id.clone()))
+                })
+                .collect();
             let room = candidates
                 .first()
                 .map(|d| d.metadata.room.clone())
@@ -161,22 +167,23 @@ impl Palace {
                         exchange_ranges(&c.turns, so_far.next_turn).len() as u64;
                 }
             }
-            moved.push((c.id.clone(), c.turns.len(), last, room));
+            moved.push((c.id.clone(), c.turns.len(), filed, room));
             drawers.extend(new);
         }
-        if !drawers.is_empty() {
+        if !drawers.is_empty() || !stale.is_empty() {
             let texts: Vec<String> = drawers.iter().map(|d| d.text.clone()).collect();
             let mut vectors = Vec::with_capacity(texts.len());
             for batch in texts.chunks(EMBED_BATCH) {
                 vectors.extend(self.embed_all(batch).await?);
             }
-            self.file_mined(&drawers, &vectors, &[]).await?;
+            self.file_mined(&drawers, &vectors, &stale).await?;
         }
         report.drawers_filed = drawers.len() as u64;
-        for (id, next_turn, last, room) in moved {
+        for (id, next_turn, filed, room) in moved {
             let entry = progress.entry(id).or_default();
-            if let Some((first, last)) = last {
-                entry.record(first, last);
+            entry.tail.retain(|(_, id)| !stale.contains(id));
+            for (first, last, drawer_id) in &filed {
+                entry.record(*first, *last, drawer_id);
             }
             entry.next_turn = entry.next_turn.max(next_turn);
             if filing.extract == crate::conversations::ExtractMode::Exchange && entry.room.is_none()

@@ -32,10 +32,13 @@ struct Session {
     tools: HashMap<String, String>,
 }
 
-/// Reads the records after `first` (already parsed from line 1) to the end.
+/// Reads the records after `first` (already parsed) to the end; `next_line` is the file's
+/// line number of the reader's first line (blank lines before it were skipped), for error
+/// positions.
 pub(super) fn read_lines<R: BufRead>(
     first: Map<String, Value>,
     reader: R,
+    next_line: usize,
     source: &SourceName,
     summary: &mut ReadSummary,
     emit: &mut dyn FnMut(Conversation, &mut ReadSummary),
@@ -49,7 +52,7 @@ pub(super) fn read_lines<R: BufRead>(
     };
     session.record(&first, summary);
     for (n, line) in reader.lines().enumerate() {
-        let number = n + 2;
+        let number = next_line + n;
         let line = line.map_err(|e| ExportError::Malformed {
             what: "JSONL line",
             position: format!("line {number}"),

@@ -42,6 +42,7 @@ struct Gathered {
 /// Slack day or a flat message list is one conversation, handed out at the end.
 pub(super) fn read_array<R: Read>(
     reader: R,
+    line_offset: usize,
     source: &SourceName,
     summary: &mut ReadSummary,
     emit: &mut dyn FnMut(Conversation, &mut ReadSummary),
@@ -81,7 +82,12 @@ pub(super) fn read_array<R: Read>(
         .deserialize_seq(EachElement(&mut each))
         .and_then(|()| de.end());
     if let Err(e) = parsed {
-        return Err(ExportError::unless_recognised(recognised, "JSON", 0, &e));
+        return Err(ExportError::unless_recognised(
+            recognised,
+            "JSON",
+            line_offset,
+            &e,
+        ));
     }
     if let Some(format) = gathered.format {
         summary.format = Some(format);
@@ -111,15 +117,16 @@ fn slack_title(format: ConversationFormat, name: &str) -> Option<String> {
 /// Reads a document that is one object (one conversation).
 pub(super) fn read_document<R: Read>(
     reader: R,
+    line_offset: usize,
     source: &SourceName,
     summary: &mut ReadSummary,
     emit: &mut dyn FnMut(Conversation, &mut ReadSummary),
 ) -> Result<(), ExportError> {
     let mut de = serde_json::Deserializer::from_reader(reader);
     let value: Value = serde::Deserialize::deserialize(&mut de)
-        .map_err(|e| ExportError::unless_recognised(false, "JSON", 0, &e))?;
+        .map_err(|e| ExportError::unless_recognised(false, "JSON", line_offset, &e))?;
     de.end()
-        .map_err(|e| ExportError::unless_recognised(false, "JSON", 0, &e))?;
+        .map_err(|e| ExportError::unless_recognised(false, "JSON", line_offset, &e))?;
     let Value::Object(o) = value else {
         return Ok(());
     };

@@ -82,16 +82,18 @@ pub enum ExportError {
 }
 
 impl ExportError {
-    /// A parse failure in a file whose format is not recognised yet: such a file is simply
-    /// not a conversation (a log line starting with `[`, an INI file); once the format is
-    /// known, or when the text ends early (a truncated download), it is a broken export.
+    /// A parse failure right at the start of a file whose format is not recognised yet
+    /// (the first 64 characters of its first line): such a file is simply not a
+    /// conversation (a log line starting with `[`, an INI file). Anything later, once the
+    /// format is known, or text that ends early (a truncated download) is a broken export.
     fn unless_recognised(
         recognised: bool,
         what: &'static str,
         line_offset: usize,
         e: &serde_json::Error,
     ) -> Self {
-        if recognised || e.is_eof() || e.is_io() {
+        let at_the_start = e.line() <= 1 && e.column() <= 64;
+        if recognised || e.is_eof() || e.is_io() || !at_the_start {
             ExportError::json(what, line_offset, e)
         } else {
             ExportError::NotAConversation(format!("not {what}: {e}"))
@@ -196,7 +198,7 @@ pub fn read_conversations<R: BufRead>(
     sink: &mut dyn FnMut(Conversation),
 ) -> Result<ReadSummary, ExportError> {
     let mut summary = ReadSummary::default();
-    let first = first_meaningful_byte(&mut reader)?;
+    let (first, leading_lines) = first_meaningful_byte(&mut reader)?;
     let mut emit = |c: Conversation, summary: &mut ReadSummary| {
         if c.turns.is_empty() {
             summary.skip("conversation without any text");
@@ -207,7 +209,9 @@ pub fn read_conversations<R: BufRead>(
     };
     match first {
         None => return Err(ExportError::NotAConversation("the file is empty".into())),
-        Some(b'[') => chat_exports::read_array(reader, source, &mut summary, &mut emit)?,
+        Some(b'[') => {
+            chat_exports::read_array(reader, leading_lines, source, &mut summary, &mut emit)?
+        }
         Some(b'{') => {
             let mut line = String::new();
             reader.read_line(&mut line)?;
@@ -215,18 +219,33 @@ pub fn read_conversations<R: BufRead>(
             // JSON document has nothing after its one value); a lone line that is a
             // transcript record counts too.
             let parsed = serde_json::from_str::<serde_json::Value>(&line);
-            let more = matches!(parsed, Ok(serde_json::Value::Object(_)))
-                && first_meaningful_byte(&mut reader)? == Some(b'{');
+            let (next, between) = match parsed {
+                Ok(serde_json::Value::Object(_)) => first_meaningful_byte(&mut reader)?,
+                _ => (None, 0),
+            };
             match parsed {
                 Ok(serde_json::Value::Object(record))
-                    if more || agent_sessions::is_record(&record) =>
+                    if next == Some(b'{') || agent_sessions::is_record(&record) =>
                 {
-                    agent_sessions::read_lines(record, reader, source, &mut summary, &mut emit)?
+                    agent_sessions::read_lines(
+                        record,
+                        reader,
+                        leading_lines + 2 + between,
+                        source,
+                        &mut summary,
+                        &mut emit,
+                    )?
                 }
                 // A whole JSON document on one line, or spread over many.
                 _ => {
                     let rest = std::io::Cursor::new(line).chain(reader);
-                    chat_exports::read_document(rest, source, &mut summary, &mut emit)?
+                    chat_exports::read_document(
+                        rest,
+                        leading_lines,
+                        source,
+                        &mut summary,
+                        &mut emit,
+                    )?
                 }
             }
         }
@@ -250,13 +269,15 @@ pub fn read_conversations<R: BufRead>(
     Ok(summary)
 }
 
-/// Skips a byte-order mark and leading whitespace; the first byte after them, unread.
-fn first_meaningful_byte<R: BufRead>(reader: &mut R) -> std::io::Result<Option<u8>> {
+/// Skips a byte-order mark and white space; the first byte after them (unread), and the
+/// line breaks skipped (to number lines as the file does).
+fn first_meaningful_byte<R: BufRead>(reader: &mut R) -> std::io::Result<(Option<u8>, usize)> {
     let mut at_start = true;
+    let mut lines = 0;
     loop {
         let buf = reader.fill_buf()?;
         if buf.is_empty() {
-            return Ok(None);
+            return Ok((None, lines));
         }
         if at_start && buf.starts_with(&[0xEF, 0xBB, 0xBF]) {
             reader.consume(3);
@@ -267,11 +288,13 @@ fn first_meaningful_byte<R: BufRead>(reader: &mut R) -> std::io::Result<Option<u
         match buf.iter().position(|b| !b.is_ascii_whitespace()) {
             Some(i) => {
                 let b = buf[i];
+                lines += buf[..i].iter().filter(|&&c| c == b'\n').count();
                 reader.consume(i);
-                return Ok(Some(b));
+                return Ok((Some(b), lines));
             }
             None => {
                 let n = buf.len();
+                lines += buf.iter().filter(|&&c| c == b'\n').count();
                 reader.consume(n);
             }
         }
