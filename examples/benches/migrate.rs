@@ -71,16 +71,7 @@ async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let from = dir.path().join("python_palace");
     grown_fixture(&from, n)?;
-    let opts = StackOptions {
-        palace_path: dir.path().join("palace"),
-        palace_explicit: true,
-        backend: None,
-        qdrant_url: None,
-        qdrant_api_key: None,
-        kg_postgres_url: None,
-        collection: None,
-        model_dir: None,
-    };
+    let opts = StackOptions::embedded(dir.path().join("palace"));
     let embedder = lazy_minilm(None);
     embedder.warm_up().await?; // model load is not migration time
     let palace = Arc::new(open_palace(&opts, embedder).await?);

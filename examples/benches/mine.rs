@@ -61,16 +61,7 @@ async fn main() -> anyhow::Result<()> {
         let text: String = (0..4).map(|p| paragraph(f * 4 + p)).collect();
         std::fs::write(folder.join(format!("file{f}.md")), text)?;
     }
-    let opts = StackOptions {
-        palace_path: dir.path().join("palace"),
-        palace_explicit: true,
-        backend: None,
-        qdrant_url: None,
-        qdrant_api_key: None,
-        kg_postgres_url: None,
-        collection: None,
-        model_dir: None,
-    };
+    let opts = StackOptions::embedded(dir.path().join("palace"));
     let embedder = lazy_minilm(None);
     embedder.warm_up().await?; // model load is not mining time
     let palace = Arc::new(open_palace(&opts, embedder).await?);

@@ -200,16 +200,7 @@ async fn main() -> anyhow::Result<()> {
     let slice_dir = dir.path().join("slice");
     std::fs::create_dir_all(&slice_dir)?;
     let sliced = write_export(&slice_dir.join("conversations.json"), u64::MAX, slice)?;
-    let opts = StackOptions {
-        palace_path: dir.path().join("palace"),
-        palace_explicit: true,
-        backend: None,
-        qdrant_url: None,
-        qdrant_api_key: None,
-        kg_postgres_url: None,
-        collection: None,
-        model_dir: None,
-    };
+    let opts = StackOptions::embedded(dir.path().join("palace"));
     let embedder = lazy_minilm(None);
     embedder.warm_up().await?; // model load is not mining time
     let palace = Arc::new(open_palace(&opts, embedder).await?);

@@ -45,6 +45,23 @@ pub struct StackOptions {
     pub model_dir: Option<PathBuf>,
 }
 
+impl StackOptions {
+    /// The embedded default (LanceDB + SQLite, the default collection and model) at an
+    /// explicitly named palace folder: what the benches and example programs open.
+    pub fn embedded(palace_path: impl Into<PathBuf>) -> Self {
+        StackOptions {
+            palace_path: palace_path.into(),
+            palace_explicit: true,
+            backend: None,
+            qdrant_url: None,
+            qdrant_api_key: None,
+            kg_postgres_url: None,
+            collection: None,
+            model_dir: None,
+        }
+    }
+}
+
 /// The embedder of the default stack, loaded on first use.
 pub fn lazy_minilm(model_dir: Option<PathBuf>) -> Arc<LazyEmbedder> {
     Arc::new(LazyEmbedder::new(MODEL_NAME, DIMENSION, move || {

@@ -32,6 +32,14 @@ fn json(palace: &Path, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// `mempalace mine <folder> --mode convos <extra> --json`, which must succeed.
+fn mine_convos(palace: &Path, folder: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["mine", folder.to_str().unwrap(), "--mode", "convos"];
+    args.extend_from_slice(extra);
+    args.push("--json");
+    json(palace, &args)
+}
+
 /// Copies the fixture folder (without `broken/`) to `to`.
 fn copy_exports(to: &Path) {
     fn copy(from: &Path, to: &Path) {
@@ -57,12 +65,8 @@ fn a_mixed_folder_of_exports_mines_in_one_command_and_again_only_what_grew() {
     let exports = dir.path().join("chats");
     let palace = dir.path().join("palace");
     copy_exports(&exports);
-    let exports_arg = exports.to_str().unwrap();
 
-    let r = json(
-        &palace,
-        &["mine", exports_arg, "--mode", "convos", "--json"],
-    );
+    let r = mine_convos(&palace, &exports, &[]);
     let formats = &r["files_by_format"];
     for (format, files) in [
         ("claude-code", 1),
@@ -123,10 +127,7 @@ fn a_mixed_folder_of_exports_mines_in_one_command_and_again_only_what_grew() {
     }
 
     // Nothing new: nothing filed.
-    let again = json(
-        &palace,
-        &["mine", exports_arg, "--mode", "convos", "--json"],
-    );
+    let again = mine_convos(&palace, &exports, &[]);
     assert_eq!(again["filed"]["drawers_filed"].as_u64(), Some(0), "{again}");
     assert_eq!(again["filed"]["conversations_unchanged"].as_u64(), Some(14));
 
@@ -152,10 +153,7 @@ fn a_mixed_folder_of_exports_mines_in_one_command_and_again_only_what_grew() {
         text.push_str(&format!("{line}\n"));
     }
     std::fs::write(&session, text).unwrap();
-    let grown = json(
-        &palace,
-        &["mine", exports_arg, "--mode", "convos", "--json"],
-    );
+    let grown = mine_convos(&palace, &exports, &[]);
     assert_eq!(grown["filed"]["new_exchanges"].as_u64(), Some(1), "{grown}");
     assert_eq!(grown["filed"]["new_turns"].as_u64(), Some(2));
     assert_eq!(grown["filed"]["drawers_filed"].as_u64(), Some(1));
@@ -241,18 +239,7 @@ fn general_extraction_files_decisions_in_their_own_room() {
     let exports = dir.path().join("chats");
     let palace = dir.path().join("palace");
     copy_exports(&exports);
-    let r = json(
-        &palace,
-        &[
-            "mine",
-            exports.to_str().unwrap(),
-            "--mode",
-            "convos",
-            "--extract",
-            "general",
-            "--json",
-        ],
-    );
+    let r = mine_convos(&palace, &exports, &["--extract", "general"]);
     assert!(r["filed"]["drawers_filed"].as_u64().unwrap() > 0, "{r}");
     let status = json(&palace, &["status", "--json"]);
     let rooms = status["rooms"].as_object().unwrap();
@@ -302,16 +289,7 @@ fn a_file_name_that_cannot_be_a_source_is_passed_over_and_the_rest_is_mined() {
     std::fs::create_dir_all(exports.join("build")).unwrap();
     std::fs::write(exports.join("build/2025-03-10.json"), r#"[{"type":"message","user":"U1","text":"the build is green again","ts":"1741600000.000100"}]"#).unwrap();
     std::fs::write(exports.join("bad\u{1b}name.txt"), transcript).unwrap();
-    let r = json(
-        &palace,
-        &[
-            "mine",
-            exports.to_str().unwrap(),
-            "--mode",
-            "convos",
-            "--json",
-        ],
-    );
+    let r = mine_convos(&palace, &exports, &[]);
     assert_eq!(r["files_by_format"]["plain-text"].as_u64(), Some(1), "{r}");
     assert_eq!(r["files_by_format"]["slack"].as_u64(), Some(1), "{r}");
     let skipped = r["files_skipped"].as_array().unwrap();

@@ -664,7 +664,7 @@ fn slack_authors_without_a_profile_are_named_from_users_json() {
     let mut got = Vec::new();
     read_conversations(
         day.as_bytes(),
-        &SourceName::new("eng/2025-03-10").with_people(people),
+        &SourceName::new("eng/2025-03-10").with_people(std::sync::Arc::new(people)),
         &mut |c| got.push(c),
     )
     .unwrap();

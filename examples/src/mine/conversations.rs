@@ -136,13 +136,13 @@ impl<R: Read> Read for Counting<R> {
 /// The people of the Slack exports met so far: a day file `<export>/<channel>/<day>.json` is
 /// read with `<export>/users.json`, loaded once per export.
 #[derive(Default)]
-struct SlackPeople(HashMap<PathBuf, HashMap<String, String>>);
+struct SlackPeople(HashMap<PathBuf, Arc<HashMap<String, String>>>);
 
 impl SlackPeople {
     /// The people for a file: those of the `users.json` two folders up, if there is one.
-    fn of(&mut self, file: &Path) -> HashMap<String, String> {
+    fn of(&mut self, file: &Path) -> Arc<HashMap<String, String>> {
         let Some(export) = file.parent().and_then(Path::parent) else {
-            return HashMap::new();
+            return Arc::default();
         };
         self.0
             .entry(export.to_path_buf())
@@ -150,19 +150,16 @@ impl SlackPeople {
                 read_regular(&export.join("users.json"), 64 * 1024 * 1024)
                     .ok()
                     .and_then(|bytes| String::from_utf8(bytes).ok())
-                    .map(|text| slack_people(&text))
+                    .map(|text| Arc::new(slack_people(&text)))
                     .unwrap_or_default()
             })
             .clone()
     }
 }
 
-/// The conversation files under `root` (path, path in the folder, size), the oversized ones
-/// with the reason, and how many the walk passed over.
-pub fn conversation_files(
-    root: &Path,
-    max: u64,
-) -> (Vec<(PathBuf, String, u64)>, Vec<FileProblem>, usize) {
+/// The conversation files under `root` (path, size), the oversized ones with the reason, and
+/// how many the walk passed over.
+pub fn conversation_files(root: &Path, max: u64) -> (Vec<(PathBuf, u64)>, Vec<FileProblem>, usize) {
     let (files, walk_skipped) = export_files(root, u64::MAX);
     let mut found = Vec::new();
     let mut skipped = Vec::new();
@@ -181,7 +178,7 @@ pub fn conversation_files(
             });
             continue;
         }
-        found.push((f.path, f.relative, size));
+        found.push((f.path, size));
     }
     (found, skipped, walk_skipped)
 }
@@ -216,7 +213,7 @@ pub async fn mine_conversations(
         files_passed_over_by_walk: walk_skipped as u64,
         ..ConversationMineReport::default()
     };
-    let total_bytes: u64 = files.iter().map(|(_, _, size)| size).sum();
+    let total_bytes: u64 = files.iter().map(|(_, size)| size).sum();
     let bytes_read = Arc::new(AtomicU64::new(0));
 
     let (tx, mut rx) = mpsc::channel::<Reading>(64);
@@ -224,7 +221,7 @@ pub async fn mine_conversations(
         let (bytes_read, cancel) = (Arc::clone(&bytes_read), Arc::clone(&cancel));
         tokio::task::spawn_blocking(move || {
             let mut people = SlackPeople::default();
-            for (path, _, _) in files {
+            for (path, _) in files {
                 if cancel.load(Ordering::Relaxed) {
                     break;
                 }

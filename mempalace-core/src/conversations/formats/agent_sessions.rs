@@ -134,22 +134,7 @@ impl Session {
                 } else {
                     Role::Assistant
                 };
-                let mut text = gemini_text(r.get("content"));
-                for call in r
-                    .get("toolCalls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let name = call
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("Unknown");
-                    let args = call.get("args").unwrap_or(&Value::Null);
-                    text = format!("{text}\n{}", tool_call_digest(name, args));
-                    summary.skip("tool call kept as a one-line digest");
-                }
-                let text = text.trim().to_string();
+                let text = gemini_message_text(r, summary);
                 push_turn(
                     &mut self.turns,
                     Turn {
@@ -326,6 +311,30 @@ impl Session {
             },
         );
     }
+}
+
+/// A Gemini CLI message as a turn's text: its content, then a one-line digest of each of its
+/// `toolCalls` (their results are left out).
+pub(super) fn gemini_message_text(
+    message: &Map<String, Value>,
+    summary: &mut ReadSummary,
+) -> String {
+    let mut text = gemini_text(message.get("content"));
+    for call in message
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = call
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("Unknown");
+        let args = call.get("args").unwrap_or(&Value::Null);
+        text = format!("{text}\n{}", tool_call_digest(name, args));
+        summary.skip("tool call kept as a one-line digest");
+    }
+    text.trim().to_string()
 }
 
 /// Gemini CLI message content: a string, or parts with `text`.

@@ -9,7 +9,7 @@ use std::io::Read;
 use serde::de::{Deserializer as _, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::agent_sessions::gemini_text;
+use super::agent_sessions::{gemini_message_text, gemini_text};
 use super::tool_digest::tool_call_digest;
 use super::{ConversationFormat, ExportError, ReadSummary, SourceName, push_turn};
 use crate::conversations::timestamps::from_json;
@@ -56,26 +56,23 @@ pub(super) fn read_array<R: Read>(
             summary.skip("array element that is not an object");
             return;
         };
-        recognised |= ["mapping", "chat_messages", "role"]
-            .iter()
-            .any(|k| o.contains_key(*k))
-            || (o.get("type").and_then(Value::as_str) == Some("message") && o.contains_key("ts"));
-        if o.contains_key("mapping") {
-            summary.format = Some(ConversationFormat::ChatGpt);
-            let c = chatgpt(&o, &format!("{}#{index}", source.name), summary);
+        let known = if let Some(c) =
+            whole_conversation(&o, &format!("{}#{index}", source.name), summary)
+        {
             emit(c, summary);
-        } else if o.contains_key("chat_messages") {
-            summary.format = Some(ConversationFormat::ClaudeAi);
-            let c = claude_ai(&o, &format!("{}#{index}", source.name), summary);
-            emit(c, summary);
+            true
         } else if o.get("type").and_then(Value::as_str) == Some("message") && o.contains_key("ts") {
             gathered.format = Some(ConversationFormat::Slack);
             slack_message(&o, &source.people, &mut gathered.turns, summary);
+            true
         } else if o.contains_key("role") {
             flat_message(&o, &mut gathered, summary);
+            true
         } else {
             summary.skip("array element of an unknown kind");
-        }
+            false
+        };
+        recognised |= known;
     };
     let mut de = serde_json::Deserializer::from_reader(reader);
     let parsed = de
@@ -131,13 +128,7 @@ pub(super) fn read_document<R: Read>(
         return Ok(());
     };
     let name = &source.name;
-    if o.contains_key("mapping") {
-        summary.format = Some(ConversationFormat::ChatGpt);
-        let c = chatgpt(&o, name, summary);
-        emit(c, summary);
-    } else if o.contains_key("chat_messages") {
-        summary.format = Some(ConversationFormat::ClaudeAi);
-        let c = claude_ai(&o, name, summary);
+    if let Some(c) = whole_conversation(&o, name, summary) {
         emit(c, summary);
     } else if let Some(Value::Array(items)) = o.get("contents").or_else(|| o.get("messages")) {
         let mut gathered = Gathered::default();
@@ -171,6 +162,24 @@ pub(super) fn read_document<R: Read>(
         }
     }
     Ok(())
+}
+
+/// A whole exported conversation (a ChatGPT `mapping`, a Claude.ai `chat_messages`), with
+/// its format noted in the summary; `None` for any other object.
+fn whole_conversation(
+    o: &Map<String, Value>,
+    fallback_id: &str,
+    summary: &mut ReadSummary,
+) -> Option<Conversation> {
+    if o.contains_key("mapping") {
+        summary.format = Some(ConversationFormat::ChatGpt);
+        Some(chatgpt(o, fallback_id, summary))
+    } else if o.contains_key("chat_messages") {
+        summary.format = Some(ConversationFormat::ClaudeAi);
+        Some(claude_ai(o, fallback_id, summary))
+    } else {
+        None
+    }
 }
 
 fn str_of<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
@@ -458,26 +467,12 @@ fn gemini_recorded(o: &Map<String, Value>, gathered: &mut Gathered, summary: &mu
         }
     };
     gathered.format = Some(ConversationFormat::GeminiCli);
-    let mut text = gemini_text(o.get("content"));
-    for call in o
-        .get("toolCalls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let name = call
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("Unknown");
-        let args = call.get("args").unwrap_or(&Value::Null);
-        text = format!("{text}\n{}", tool_call_digest(name, args));
-        summary.skip("tool call kept as a one-line digest");
-    }
+    let text = gemini_message_text(o, summary);
     push_turn(
         &mut gathered.turns,
         Turn {
             role,
-            text: text.trim().to_string(),
+            text,
             authored_at: o.get("timestamp").and_then(from_json),
         },
     );

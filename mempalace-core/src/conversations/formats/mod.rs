@@ -145,7 +145,7 @@ pub struct SourceName {
     pub name: String,
     /// Display names by user id (a Slack export's `users.json`), for messages that do not
     /// carry their author's profile.
-    pub people: std::collections::HashMap<String, String>,
+    pub people: std::sync::Arc<std::collections::HashMap<String, String>>,
 }
 
 impl SourceName {
@@ -158,7 +158,10 @@ impl SourceName {
     }
 
     /// Adds a directory of people: user id → display name.
-    pub fn with_people(mut self, people: std::collections::HashMap<String, String>) -> Self {
+    pub fn with_people(
+        mut self,
+        people: std::sync::Arc<std::collections::HashMap<String, String>>,
+    ) -> Self {
         self.people = people;
         self
     }
