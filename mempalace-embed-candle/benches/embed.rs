@@ -1,6 +1,7 @@
 //! Embedding speed of all-MiniLM-L6-v2 on this machine, printed as a table: sentences per
 //! second for short (~12 words) and paragraph (~120 words) texts at batch sizes 1, 16 and 64,
-//! plus model load time and resident memory.
+//! one text per call (p50 and p95 ms: what a search or an add_drawer waits for), plus model
+//! load time and resident memory.
 //! Run: `cargo bench --workspace --profile dev --bench embed`.
 
 use std::time::Instant;
@@ -72,6 +73,33 @@ fn main() {
         rss_mib(),
         rss_mib() - before
     );
+    println!();
+    println!("| matrix kernel | one text per call | p50 ms | p95 ms |\n| --- | --- | --- | --- |");
+    for kernel in MatmulKernel::available() {
+        let m = model.clone().with_matmul_kernel(kernel);
+        for (label, words) in [
+            ("short (~12 words)", 12usize),
+            ("paragraph (~120 words)", 120),
+        ] {
+            let input = texts(words, 64);
+            let mut times: Vec<f64> = input
+                .iter()
+                .map(|text| {
+                    let t = Instant::now();
+                    let out = m.embed_blocking(std::slice::from_ref(text)).unwrap();
+                    assert_eq!(out.len(), 1);
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            times.sort_by(f64::total_cmp);
+            println!(
+                "| {} | {label} | {:.2} | {:.2} |",
+                kernel.name(),
+                times[times.len() / 2],
+                times[times.len() * 95 / 100]
+            );
+        }
+    }
     println!();
     println!("| matrix kernel | texts | batch size | sentences/s |\n| --- | --- | --- | --- |");
     for kernel in MatmulKernel::available() {

@@ -1,14 +1,16 @@
 //! A BERT dense layer (`x · Wᵀ + b`, optionally followed by GELU) as one candle op.
 
 use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Tensor, bail};
-use candle_nn::VarBuilder;
 
+use crate::error::EmbedError;
 use crate::gelu::gelu_in_place;
-use crate::matmul::{MatRef, MatmulKernel, sgemm};
+use crate::mapped_weights::{MappedWeights, WeightMatrix};
+use crate::matmul::{MatRef, MatmulKernel, sgemm_parallel};
 
-/// The weights of one dense layer, laid out for the product (`Wᵀ` stored row-major).
+/// The weights of one dense layer: one or more weight matrices (`out_i × in`, as stored,
+/// read in place) whose outputs sit side by side, and their biases.
 pub(crate) struct Dense {
-    weight_t: Vec<f32>,
+    parts: Vec<WeightMatrix>,
     bias: Vec<f32>,
     in_dim: usize,
     out_dim: usize,
@@ -16,33 +18,45 @@ pub(crate) struct Dense {
 }
 
 impl Dense {
-    /// Loads `weight` (out × in) and `bias` (out) from `vb`.
-    pub fn load(vb: VarBuilder, in_dim: usize, out_dim: usize, gelu: bool) -> Result<Self> {
-        let weight = vb.get((out_dim, in_dim), "weight")?;
-        let bias = vb.get(out_dim, "bias")?;
-        Self::from_tensors(&weight, &bias, gelu)
+    /// The layer whose `weight` (out × in) and `bias` (out) are named `{prefix}.weight` and
+    /// `{prefix}.bias`.
+    pub fn load(
+        weights: &MappedWeights,
+        prefix: &str,
+        in_dim: usize,
+        out_dim: usize,
+        gelu: bool,
+    ) -> std::result::Result<Self, EmbedError> {
+        let mut layer = Self::load_fused(weights, &[prefix], in_dim, out_dim)?;
+        layer.gelu = gelu;
+        Ok(layer)
     }
 
     /// Several layers reading the same input fused into one (their outputs side by side).
-    pub fn load_fused(vbs: &[VarBuilder], in_dim: usize, out_dim: usize) -> Result<Self> {
-        let mut weights = Vec::new();
-        let mut biases = Vec::new();
-        for vb in vbs {
-            weights.push(vb.get((out_dim, in_dim), "weight")?);
-            biases.push(vb.get(out_dim, "bias")?);
+    pub fn load_fused(
+        weights: &MappedWeights,
+        prefixes: &[&str],
+        in_dim: usize,
+        out_dim: usize,
+    ) -> std::result::Result<Self, EmbedError> {
+        let mut parts = Vec::with_capacity(prefixes.len());
+        let mut bias = Vec::with_capacity(prefixes.len() * out_dim);
+        for prefix in prefixes {
+            parts.push(weights.matrix(&format!("{prefix}.weight"), out_dim, in_dim)?);
+            bias.extend(weights.vector(&format!("{prefix}.bias"), out_dim)?);
         }
-        Self::from_tensors(&Tensor::cat(&weights, 0)?, &Tensor::cat(&biases, 0)?, false)
+        Ok(Dense {
+            parts,
+            bias,
+            in_dim,
+            out_dim: prefixes.len() * out_dim,
+            gelu: false,
+        })
     }
 
-    fn from_tensors(weight: &Tensor, bias: &Tensor, gelu: bool) -> Result<Self> {
-        let (out_dim, in_dim) = weight.dims2()?;
-        Ok(Dense {
-            weight_t: weight.t()?.contiguous()?.flatten_all()?.to_vec1()?,
-            bias: bias.to_vec1()?,
-            in_dim,
-            out_dim,
-            gelu,
-        })
+    /// Whether every weight matrix is read in place from the mapped file.
+    pub fn is_mapped(&self) -> bool {
+        self.parts.iter().all(WeightMatrix::is_mapped)
     }
 
     /// Applies the layer to `x` (rows × in_dim) with `kernel`.
@@ -78,14 +92,21 @@ impl CustomOp1 for DenseOp<'_> {
         for _ in 0..rows {
             out.extend_from_slice(&l.bias);
         }
-        sgemm(
-            self.kernel,
-            MatRef::dense(x, rows, in_dim),
-            MatRef::dense(&l.weight_t, in_dim, l.out_dim),
-            &mut out,
-            l.out_dim,
-            true,
-        );
+        let mut column = 0;
+        for part in &l.parts {
+            // `W` is stored out × in; the product wants its transpose, which is the same
+            // elements read column-wise (no copy).
+            let weight_t = MatRef::dense(part.as_slice(), part.rows(), part.cols()).t();
+            sgemm_parallel(
+                self.kernel,
+                MatRef::dense(x, rows, in_dim),
+                weight_t,
+                &mut out[column..],
+                l.out_dim,
+                true,
+            );
+            column += part.rows();
+        }
         if l.gelu {
             gelu_in_place(&mut out);
         }

@@ -3,15 +3,17 @@
 //!
 //! Compared with candle-transformers' general BERT, it packs the sequences of a batch back
 //! to back instead of padding them, computes query, key and value in one product, fuses the
-//! bias and GELU into the dense layers, and multiplies with a kernel the caller picks. It
-//! computes the same function: the parity tests hold it to sentence-transformers' vectors.
+//! bias and GELU into the dense layers, multiplies with a kernel the caller picks, and reads
+//! the weights in place from the mapped model file. It computes the same function: the
+//! parity tests hold it to sentence-transformers' vectors.
 
 use candle_core::{Device, Result, Tensor, bail};
-use candle_nn::VarBuilder;
 use serde::Deserialize;
 
 use crate::attention::PackedAttention;
 use crate::dense::Dense;
+use crate::error::EmbedError;
+use crate::mapped_weights::{MappedWeights, WeightMatrix};
 use crate::matmul::MatmulKernel;
 
 /// The fields of a BERT `config.json` the encoder needs.
@@ -50,10 +52,18 @@ struct Norm {
 }
 
 impl Norm {
-    fn load(vb: VarBuilder, dim: usize) -> Result<Self> {
+    fn load(
+        weights: &MappedWeights,
+        prefix: &str,
+        dim: usize,
+    ) -> std::result::Result<Self, EmbedError> {
+        let tensor = |name: &str| -> std::result::Result<Tensor, EmbedError> {
+            let values = weights.vector(&format!("{prefix}.{name}"), dim)?;
+            Ok(Tensor::from_vec(values, dim, &Device::Cpu)?)
+        };
         Ok(Norm {
-            gamma: vb.get(dim, "weight")?,
-            beta: vb.get(dim, "bias")?,
+            gamma: tensor("weight")?,
+            beta: tensor("bias")?,
         })
     }
 
@@ -74,9 +84,12 @@ struct Block {
 
 /// The encoder and its embeddings.
 pub(crate) struct Encoder {
-    words: Tensor,
-    positions: Tensor,
-    token_type: Tensor,
+    /// The word table, vocabulary × hidden, read in place.
+    words: WeightMatrix,
+    /// The position table, positions × hidden.
+    positions: WeightMatrix,
+    /// The type-0 row of the token type table (every token of a single text is type 0).
+    token_type: Vec<f32>,
     embedding_norm: Norm,
     blocks: Vec<Block>,
     heads: usize,
@@ -86,48 +99,84 @@ pub(crate) struct Encoder {
 }
 
 impl Encoder {
-    /// Loads the weights named as in Hugging Face's BertModel (with or without a `bert.`
-    /// prefix).
-    pub fn load(vb: VarBuilder, config: &EncoderConfig) -> Result<Self> {
+    /// Reads the weights, named as in Hugging Face's BertModel (with or without a `bert.`
+    /// prefix), from the mapped model file.
+    pub fn load(
+        weights: &MappedWeights,
+        config: &EncoderConfig,
+    ) -> std::result::Result<Self, EmbedError> {
         let c = config;
+        let invalid = |message: String| weights.error(message);
         if c.hidden_act != "gelu" {
-            bail!(
+            return Err(invalid(format!(
                 "hidden_act {:?} is not supported (only \"gelu\")",
                 c.hidden_act
-            )
+            )));
         }
         if c.num_attention_heads == 0 || !c.hidden_size.is_multiple_of(c.num_attention_heads) {
-            bail!(
+            return Err(invalid(format!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",
-                c.hidden_size,
-                c.num_attention_heads
-            )
+                c.hidden_size, c.num_attention_heads
+            )));
         }
-        let vb = if vb.contains_tensor("embeddings.word_embeddings.weight") {
-            vb
-        } else {
-            vb.pp("bert")
-        };
         let h = c.hidden_size;
-        let emb = vb.pp("embeddings");
-        let words = emb.get((c.vocab_size, h), "word_embeddings.weight")?;
-        let positions = emb.get((c.max_position_embeddings, h), "position_embeddings.weight")?;
-        // Every token is of type 0 for a single-text embedding.
-        let token_type = emb
-            .get((c.type_vocab_size, h), "token_type_embeddings.weight")?
-            .get(0)?;
-        let embedding_norm = Norm::load(emb.pp("LayerNorm"), h)?;
+        let words = weights.matrix("embeddings.word_embeddings.weight", c.vocab_size, h)?;
+        let positions = weights.matrix(
+            "embeddings.position_embeddings.weight",
+            c.max_position_embeddings,
+            h,
+        )?;
+        let token_type = weights
+            .matrix(
+                "embeddings.token_type_embeddings.weight",
+                c.type_vocab_size,
+                h,
+            )?
+            .row(0)
+            .to_vec();
+        let embedding_norm = Norm::load(weights, "embeddings.LayerNorm", h)?;
         let mut blocks = Vec::with_capacity(c.num_hidden_layers);
         for i in 0..c.num_hidden_layers {
-            let layer = vb.pp(format!("encoder.layer.{i}"));
-            let own = layer.pp("attention.self");
+            let layer = format!("encoder.layer.{i}");
+            let own = format!("{layer}.attention.self");
             blocks.push(Block {
-                qkv: Dense::load_fused(&[own.pp("query"), own.pp("key"), own.pp("value")], h, h)?,
-                attention_out: Dense::load(layer.pp("attention.output.dense"), h, h, false)?,
-                attention_norm: Norm::load(layer.pp("attention.output.LayerNorm"), h)?,
-                up: Dense::load(layer.pp("intermediate.dense"), h, c.intermediate_size, true)?,
-                down: Dense::load(layer.pp("output.dense"), c.intermediate_size, h, false)?,
-                output_norm: Norm::load(layer.pp("output.LayerNorm"), h)?,
+                qkv: Dense::load_fused(
+                    weights,
+                    &[
+                        &format!("{own}.query"),
+                        &format!("{own}.key"),
+                        &format!("{own}.value"),
+                    ],
+                    h,
+                    h,
+                )?,
+                attention_out: Dense::load(
+                    weights,
+                    &format!("{layer}.attention.output.dense"),
+                    h,
+                    h,
+                    false,
+                )?,
+                attention_norm: Norm::load(
+                    weights,
+                    &format!("{layer}.attention.output.LayerNorm"),
+                    h,
+                )?,
+                up: Dense::load(
+                    weights,
+                    &format!("{layer}.intermediate.dense"),
+                    h,
+                    c.intermediate_size,
+                    true,
+                )?,
+                down: Dense::load(
+                    weights,
+                    &format!("{layer}.output.dense"),
+                    c.intermediate_size,
+                    h,
+                    false,
+                )?,
+                output_norm: Norm::load(weights, &format!("{layer}.output.LayerNorm"), h)?,
             });
         }
         Ok(Encoder {
@@ -143,13 +192,23 @@ impl Encoder {
         })
     }
 
+    /// Whether the word table and every dense layer are read in place from the mapped file.
+    pub fn weights_in_place(&self) -> bool {
+        self.words.is_mapped()
+            && self.blocks.iter().all(|b| {
+                [&b.qkv, &b.attention_out, &b.up, &b.down]
+                    .iter()
+                    .all(|d| d.is_mapped())
+            })
+    }
+
     /// Mean-pooled, L2-normalised embeddings of the token id sequences, in order.
     pub fn embed(&self, batch: &[&[u32]], kernel: MatmulKernel) -> Result<Vec<Vec<f32>>> {
         let device = Device::Cpu;
         let mut offsets = Vec::with_capacity(batch.len() + 1);
         offsets.push(0);
-        let mut ids = Vec::new();
-        let mut positions = Vec::new();
+        // Each token's word row + position row + type row, sequences back to back.
+        let mut embedded = Vec::new();
         for seq in batch {
             if seq.len() > self.max_positions {
                 bail!(
@@ -158,19 +217,29 @@ impl Encoder {
                     self.max_positions
                 )
             }
-            ids.extend_from_slice(seq);
-            positions.extend(0..seq.len() as u32);
-            offsets.push(ids.len());
+            for (position, &id) in seq.iter().enumerate() {
+                let id = id as usize;
+                if id >= self.words.rows() {
+                    bail!(
+                        "token id {id} is outside the vocabulary of {}",
+                        self.words.rows()
+                    )
+                }
+                let (word, place) = (self.words.row(id), self.positions.row(position));
+                embedded.extend(
+                    word.iter()
+                        .zip(place)
+                        .zip(&self.token_type)
+                        .map(|((w, p), t)| w + p + t),
+                );
+            }
+            offsets.push(offsets.last().copied().unwrap_or(0) + seq.len());
         }
-        if ids.is_empty() {
+        let tokens = embedded.len() / self.hidden;
+        if tokens == 0 {
             return Ok(vec![vec![0.0; self.hidden]; batch.len()]);
         }
-        let tokens = ids.len();
-        let ids = Tensor::from_vec(ids, tokens, &device)?;
-        let positions = Tensor::from_vec(positions, tokens, &device)?;
-        let embedded = (self.words.index_select(&ids, 0)?
-            + self.positions.index_select(&positions, 0)?)?
-        .broadcast_add(&self.token_type)?;
+        let embedded = Tensor::from_vec(embedded, (tokens, self.hidden), &device)?;
         let mut x = self.embedding_norm.forward(&embedded, self.eps)?;
         let head_dim = self.hidden / self.heads;
         for block in &self.blocks {

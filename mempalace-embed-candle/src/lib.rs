@@ -20,6 +20,7 @@ mod dense;
 mod encoder;
 mod error;
 mod gelu;
+mod mapped_weights;
 mod matmul;
 mod minilm;
 pub mod model_dir;

@@ -87,6 +87,13 @@ impl<'a> MatRef<'a> {
     }
 }
 
+/// Products smaller than this (multiply-adds) are not split between threads: handing half
+/// to another thread costs more than it saves.
+const MIN_SPLIT_MACS: usize = 1 << 20;
+/// Nor are products with fewer output columns than this (each half packs its own columns of
+/// `b`; narrower pieces lose the kernel's width).
+const MIN_SPLIT_COLUMNS: usize = 128;
+
 /// `c = a · b + (accumulate ? c : 0)` with `c` row-major, `a.rows × b.cols`, row stride
 /// `ldc`. Runs on the calling thread.
 pub(crate) fn sgemm(
@@ -97,27 +104,139 @@ pub(crate) fn sgemm(
     ldc: usize,
     accumulate: bool,
 ) {
+    if check_product(a, b, c, ldc) {
+        // SAFETY: check_product kept every element of a, b and the m × n block of c at
+        // stride ldc inside their slices, and c is borrowed mutably.
+        unsafe { sgemm_raw(kernel, a, b, OutPtr(c.as_mut_ptr()), ldc, accumulate) }
+    }
+}
+
+/// The same product, its output columns split between the threads of the rayon pool it is
+/// called in when it is big enough: each thread reads and packs only its columns of `b`, so
+/// one text's forward pass uses every core. When the pool's threads are all busy (several
+/// forward passes at once) the halves simply run one after the other on this thread; called
+/// outside a pool, it runs on the calling thread.
+pub(crate) fn sgemm_parallel(
+    kernel: MatmulKernel,
+    a: MatRef<'_>,
+    b: MatRef<'_>,
+    c: &mut [f32],
+    ldc: usize,
+    accumulate: bool,
+) {
+    if check_product(a, b, c, ldc) {
+        let ways = match rayon::current_thread_index() {
+            Some(_) => rayon::current_num_threads(),
+            None => 1,
+        };
+        // SAFETY: as in `sgemm`; the pieces write disjoint column ranges of c.
+        unsafe { split_columns(kernel, a, b, OutPtr(c.as_mut_ptr()), ldc, accumulate, ways) }
+    }
+}
+
+/// The output buffer of a product, shareable between the threads that each write their own
+/// columns of it.
+#[derive(Clone, Copy)]
+struct OutPtr(*mut f32);
+// SAFETY: only ever used to write disjoint column ranges of one buffer from scoped threads
+// (`rayon::join`), which all finish before the buffer's borrow ends.
+unsafe impl Send for OutPtr {}
+unsafe impl Sync for OutPtr {}
+
+/// Checks shapes and bounds; false when the product is empty.
+fn check_product(a: MatRef<'_>, b: MatRef<'_>, c: &[f32], ldc: usize) -> bool {
     assert_eq!(a.cols, b.rows, "inner dimensions differ");
     a.check();
     b.check();
-    let (m, n, k) = (a.rows, b.cols, a.cols);
+    let (m, n) = (a.rows, b.cols);
     if m == 0 || n == 0 {
-        return;
+        return false;
     }
     assert!(
         ldc >= n && (m - 1) * ldc + n <= c.len(),
         "output out of bounds"
     );
+    true
+}
+
+/// Columns `b` and `c` from `from` on, `cols` of them.
+fn columns(b: MatRef<'_>, from: usize, cols: usize) -> MatRef<'_> {
+    MatRef {
+        data: &b.data[from * b.col_stride..],
+        cols,
+        ..b
+    }
+}
+
+/// # Safety
+/// As `sgemm_raw`.
+unsafe fn split_columns(
+    kernel: MatmulKernel,
+    a: MatRef<'_>,
+    b: MatRef<'_>,
+    c: OutPtr,
+    ldc: usize,
+    accumulate: bool,
+    ways: usize,
+) {
+    let n = b.cols;
+    if ways < 2 || n < 2 * MIN_SPLIT_COLUMNS || a.rows * n * a.cols < MIN_SPLIT_MACS {
+        // SAFETY: the caller's contract.
+        return unsafe { sgemm_raw(kernel, a, b, c, ldc, accumulate) };
+    }
+    let left = ways / 2;
+    let left_cols = n * left / ways;
+    let right_c = OutPtr(c.0.wrapping_add(left_cols));
+    rayon::join(
+        // SAFETY: columns 0..left_cols of the checked block.
+        || unsafe {
+            split_columns(
+                kernel,
+                a,
+                columns(b, 0, left_cols),
+                c,
+                ldc,
+                accumulate,
+                left,
+            )
+        },
+        // SAFETY: columns left_cols..n of the checked block.
+        || unsafe {
+            split_columns(
+                kernel,
+                a,
+                columns(b, left_cols, n - left_cols),
+                right_c,
+                ldc,
+                accumulate,
+                ways - left,
+            )
+        },
+    );
+}
+
+/// # Safety
+/// `a` and `b` must be checked views (`MatRef::check`) with `a.cols == b.rows`, and `c` must
+/// point at an `a.rows × b.cols` block at row stride `ldc` that nothing else accesses
+/// meanwhile.
+unsafe fn sgemm_raw(
+    kernel: MatmulKernel,
+    a: MatRef<'_>,
+    b: MatRef<'_>,
+    c: OutPtr,
+    ldc: usize,
+    accumulate: bool,
+) {
+    let (m, n, k) = (a.rows, b.cols, a.cols);
     match kernel {
         MatmulKernel::PureRust => {
-            // SAFETY: the asserts above keep every index of a, b and c inside its slice, and
-            // c is borrowed mutably so nothing else reads it.
+            // SAFETY: the caller's contract keeps every index of a, b and c in bounds.
             unsafe {
                 gemm::gemm(
                     m,
                     n,
                     k,
-                    c.as_mut_ptr(),
+                    c.0,
                     1,
                     ldc as isize,
                     accumulate,
@@ -139,7 +258,8 @@ pub(crate) fn sgemm(
         #[cfg(feature = "openblas")]
         MatmulKernel::OpenBlas => {
             openblas::single_threaded();
-            openblas::sgemm(a, b, c, ldc, accumulate)
+            // SAFETY: the caller's contract.
+            unsafe { openblas::sgemm(a, b, c.0, ldc, accumulate) }
         }
     }
 }
@@ -179,7 +299,9 @@ mod openblas {
         }
     }
 
-    pub(super) fn sgemm(a: MatRef<'_>, b: MatRef<'_>, c: &mut [f32], ldc: usize, acc: bool) {
+    /// # Safety
+    /// `c` must point at the `a.rows × b.cols` block at stride `ldc` (see `sgemm_raw`).
+    pub(super) unsafe fn sgemm(a: MatRef<'_>, b: MatRef<'_>, c: *mut f32, ldc: usize, acc: bool) {
         let (ta, lda) = operand(&a);
         let (tb, ldb) = operand(&b);
         // SAFETY: the caller checked every view against its slice; CBLAS reads a and b and
@@ -198,7 +320,7 @@ mod openblas {
                 b.data.as_ptr(),
                 ldb,
                 if acc { 1.0 } else { 0.0 },
-                c.as_mut_ptr(),
+                c,
                 ldc as i32,
             )
         }

@@ -4,12 +4,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use candle_core::{DType, Device};
-use candle_nn::VarBuilder;
+use rayon::prelude::*;
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 use crate::encoder::{Encoder, EncoderConfig};
 use crate::error::EmbedError;
+use crate::mapped_weights::MappedWeights;
 use crate::matmul::MatmulKernel;
 use crate::model_dir;
 
@@ -34,7 +34,8 @@ struct Model {
 }
 
 /// all-MiniLM-L6-v2 loaded once and shared: cloning is cheap, embedding is `Send + Sync`,
-/// and the async `embed` runs the forward passes on blocking threads, one per core.
+/// and the async `embed` runs the forward passes on the embedder's threads, one per core:
+/// a batch of texts one pass per core, a single text with each product split across them.
 #[derive(Clone)]
 pub struct MiniLmEmbedder {
     model: Arc<Model>,
@@ -83,13 +84,8 @@ impl MiniLmEmbedder {
             .map_err(|e| load_error(&tokenizer_path, e))?;
         tokenizer.with_padding(None::<PaddingParams>);
 
-        let device = Device::Cpu;
-        let weights = dir.join("model.safetensors");
-        // SAFETY: the file is memory-mapped read-only; it must not be modified while loaded,
-        // which holds for a model cache that is only ever replaced by rename.
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
-            .map_err(|e| load_error(&weights, e))?;
-        let encoder = Encoder::load(vb, &config).map_err(|e| load_error(&weights, e))?;
+        let weights = MappedWeights::open(&dir.join("model.safetensors"))?;
+        let encoder = Encoder::load(&weights, &config)?;
         Ok(MiniLmEmbedder {
             model: Arc::new(Model {
                 encoder,
@@ -114,6 +110,13 @@ impl MiniLmEmbedder {
         self
     }
 
+    /// Whether the big weight matrices (the word table, the dense layers) are read in place
+    /// from the memory-mapped model file rather than copied onto the heap: true for an f32
+    /// safetensors file on a little-endian host.
+    pub fn weights_in_place(&self) -> bool {
+        self.model.encoder.weights_in_place()
+    }
+
     /// The library that multiplies the matrices.
     pub fn matmul_kernel(&self) -> MatmulKernel {
         self.kernel
@@ -136,37 +139,30 @@ impl MiniLmEmbedder {
     #[tracing::instrument(level = "debug", skip_all, fields(texts = texts.len()))]
     pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let ids = self.token_ids(texts)?;
-        // Sort by length so each batch pads little; restore the order at the end.
+        // Sort by length so each batch holds texts of similar length; restore the order at
+        // the end.
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| ids[i].len());
-        // Each forward pass runs on one core; the batches (cut smaller when there are fewer
-        // batches than cores) run on one thread per core.
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // One forward pass per core (batches cut smaller when there are fewer batches than
+        // cores); a pass alone splits its products across the idle cores.
+        let pool = embedding_threads();
+        let workers = pool.map_or(1, rayon::ThreadPool::current_num_threads);
         let per_batch = self.batch_size.min(texts.len().div_ceil(workers)).max(1);
         let batches: Vec<&[usize]> = order.chunks(per_batch).collect();
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let results: Vec<Result<Vec<IndexedVector>, EmbedError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..workers.min(batches.len()))
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut done = Vec::new();
-                        loop {
-                            let b = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(batch) = batches.get(b) else {
-                                return Ok(done);
-                            };
-                            let batch_ids: Vec<&[u32]> =
-                                batch.iter().map(|&i| ids[i].as_slice()).collect();
-                            done.extend(batch.iter().copied().zip(self.forward(&batch_ids)?));
-                        }
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(EmbedError::WorkerPanicked)))
-                .collect()
-        });
+        let run = |batch: &&[usize]| -> Result<Vec<IndexedVector>, EmbedError> {
+            let batch_ids: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
+            Ok(batch
+                .iter()
+                .copied()
+                .zip(self.forward(&batch_ids)?)
+                .collect())
+        };
+        let results: Vec<Result<Vec<IndexedVector>, EmbedError>> =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match pool {
+                Some(pool) => pool.install(|| batches.par_iter().map(run).collect()),
+                None => batches.iter().map(run).collect(),
+            }))
+            .map_err(|_| EmbedError::WorkerPanicked)?;
         let mut out = vec![Vec::new(); texts.len()];
         for worker in results {
             for (i, v) in worker? {
@@ -197,6 +193,26 @@ impl MiniLmEmbedder {
 
 /// A text's position in the input and its embedding.
 type IndexedVector = (usize, Vec<f32>);
+
+/// The threads every embedder of the process runs its forward passes on, one per core
+/// (named `mempalace-embed-N`), started on first use. A pool of their own keeps them clear
+/// of other rayon users (LanceDB's index builds).
+/// `None` when the threads cannot be started: then each call embeds on its own thread.
+fn embedding_threads() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("mempalace-embed-{i}"))
+            .build()
+            .inspect_err(|e| {
+                tracing::warn!(error = %e, "cannot start the embedding threads; embedding on the caller's");
+            })
+            .ok()
+    })
+    .as_ref()
+}
 
 #[async_trait]
 impl mempalace_core::Embedder for MiniLmEmbedder {
