@@ -1,6 +1,7 @@
 //! LanceDB store speed, printed as a table: upsert throughput (batches of 1 and 1,000),
 //! search p50/p95 with and without a wing filter at 10k and 100k drawers (1M with
-//! `MEMPALACE_BENCH_1M=1`), and the lexical (BM25) channel and the whole hybrid
+//! `MEMPALACE_BENCH_1M=1`) with the index build time, add_drawer's store work and status at
+//! each size, and the lexical (BM25) channel and the whole hybrid
 //! `Palace::search_with` on a text corpus at 10k drawers. Vectors are precomputed (random
 //! unit vectors; for the text corpus, a hashing embedder), so MiniLM's cost is excluded: the
 //! `embed` bench of mempalace-embed-candle measures it.
@@ -264,5 +265,46 @@ async fn main() {
             percentile(&times, 0.5),
             percentile(&times, 0.95)
         );
+        // The store's part of add_drawer: the duplicate check (nearest 5) and the upsert of
+        // one new drawer (one commit); then status after that write (its room counts are
+        // counted again) and status of an unchanged table (answered from memory).
+        let (mut extra, extra_vectors) = seeded(9, 20, DIM);
+        let (mut writes, mut status_after_write, mut status_unchanged) =
+            (Vec::new(), Vec::new(), Vec::new());
+        for (i, (d, v)) in extra.iter_mut().zip(&extra_vectors).enumerate() {
+            d.id = format!("added-{i}");
+            let t = Instant::now();
+            let near = store.query(v, &DrawerFilter::all(), 5).await.unwrap();
+            store
+                .upsert(std::slice::from_ref(d), std::slice::from_ref(v))
+                .await
+                .unwrap();
+            writes.push(t.elapsed());
+            assert_eq!(near.len(), 5);
+            let t = Instant::now();
+            palace.status().await.unwrap();
+            status_after_write.push(t.elapsed());
+            let t = Instant::now();
+            palace.status().await.unwrap();
+            status_unchanged.push(t.elapsed());
+        }
+        for (label, times) in [
+            (
+                "add_drawer's store work (duplicate check + upsert of 1)",
+                &mut writes,
+            ),
+            (
+                "status after a write (room counts recounted)",
+                &mut status_after_write,
+            ),
+            ("status, table unchanged", &mut status_unchanged),
+        ] {
+            times.sort();
+            println!(
+                "| {label} | {n} | p50 {:.1} ms, p95 {:.1} ms |",
+                percentile(times, 0.5),
+                percentile(times, 0.95)
+            );
+        }
     }
 }
