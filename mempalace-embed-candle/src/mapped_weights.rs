@@ -218,7 +218,14 @@ mod tests {
         assert!(half_to_f32(0x7e00).is_nan());
     }
 
+    /// `dir/model.safetensors` with this header and data. The header is padded with spaces
+    /// to a multiple of 8 bytes with its length, as safetensors writers do, so the data
+    /// starts aligned.
     fn write_safetensors(dir: &Path, header: &str, data: &[u8]) -> PathBuf {
+        let mut header = header.to_string();
+        while !(header.len() + 8).is_multiple_of(8) {
+            header.push(' ');
+        }
         let path = dir.join("model.safetensors");
         let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
         bytes.extend_from_slice(header.as_bytes());
@@ -227,33 +234,17 @@ mod tests {
         path
     }
 
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "mempalace-mapped-weights-{name}-{}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
     #[test]
     fn aligned_f32_tensors_are_read_in_place_and_others_copied() {
-        let dir = temp_dir("kinds");
-        let floats: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]
+        let dir = tempfile::tempdir().unwrap();
+        let mut data: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]
             .iter()
             .flat_map(|f| f.to_le_bytes())
             .collect();
-        let mut data = floats.clone();
         data.extend_from_slice(&0x3c00u16.to_le_bytes());
         data.extend_from_slice(&0xc000u16.to_le_bytes());
-        // An 8-byte-multiple header keeps the data aligned, as safetensors writers do.
-        let mut header = String::from(
-            r#"{"bert.embeddings.word_embeddings.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"bert.half":{"dtype":"F16","shape":[2],"data_offsets":[24,28]}}"#,
-        );
-        while !(header.len() + 8).is_multiple_of(8) {
-            header.push(' ');
-        }
-        let weights = MappedWeights::open(&write_safetensors(&dir, &header, &data)).unwrap();
+        let header = r#"{"bert.embeddings.word_embeddings.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"bert.half":{"dtype":"F16","shape":[2],"data_offsets":[24,28]}}"#;
+        let weights = MappedWeights::open(&write_safetensors(dir.path(), header, &data)).unwrap();
         let m = weights
             .matrix("embeddings.word_embeddings.weight", 2, 3)
             .unwrap();
@@ -267,21 +258,16 @@ mod tests {
         );
         let missing = weights.matrix("nope", 1, 1).err().unwrap().to_string();
         assert!(missing.contains("no tensor bert.nope"), "{missing}");
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
     fn a_misaligned_tensor_is_copied_with_the_same_values() {
-        let dir = temp_dir("misaligned");
+        let dir = tempfile::tempdir().unwrap();
         let mut data = vec![0u8];
         data.extend([7.5f32, -1.25].iter().flat_map(|f| f.to_le_bytes()));
-        let mut header = String::from(
-            r#"{"pad":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"embeddings.word_embeddings.weight":{"dtype":"F32","shape":[1,2],"data_offsets":[1,9]}}"#,
-        );
-        while !(header.len() + 8).is_multiple_of(8) {
-            header.push(' ');
-        }
-        let weights = MappedWeights::open(&write_safetensors(&dir, &header, &data)).unwrap();
+        // The one-byte tensor before it puts the f32 data off its alignment.
+        let header = r#"{"pad":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"embeddings.word_embeddings.weight":{"dtype":"F32","shape":[1,2],"data_offsets":[1,9]}}"#;
+        let weights = MappedWeights::open(&write_safetensors(dir.path(), header, &data)).unwrap();
         let m = weights
             .matrix("embeddings.word_embeddings.weight", 1, 2)
             .unwrap();
@@ -289,16 +275,14 @@ mod tests {
         assert_eq!(m.as_slice(), &[7.5, -1.25]);
         let err = weights.matrix("pad", 1, 1).err().unwrap().to_string();
         assert!(err.contains("U8"), "{err}");
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
     fn a_file_that_is_not_safetensors_is_a_load_error() {
-        let dir = temp_dir("garbage");
-        let path = dir.join("model.safetensors");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("model.safetensors");
         std::fs::write(&path, b"\xff\xff\xff\xff\xff\xff\xff\x7fnot a model").unwrap();
         let err = MappedWeights::open(&path).err().unwrap().to_string();
         assert!(err.contains("not safetensors"), "{err}");
-        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -104,11 +104,7 @@ pub(crate) fn sgemm(
     ldc: usize,
     accumulate: bool,
 ) {
-    if check_product(a, b, c, ldc) {
-        // SAFETY: check_product kept every element of a, b and the m × n block of c at
-        // stride ldc inside their slices, and c is borrowed mutably.
-        unsafe { sgemm_raw(kernel, a, b, OutPtr(c.as_mut_ptr()), ldc, accumulate) }
-    }
+    product(kernel, a, b, c, ldc, accumulate, 1)
 }
 
 /// The same product, its output columns split between the threads of the rayon pool it is
@@ -124,12 +120,27 @@ pub(crate) fn sgemm_parallel(
     ldc: usize,
     accumulate: bool,
 ) {
+    let ways = match rayon::current_thread_index() {
+        Some(_) => rayon::current_num_threads(),
+        None => 1,
+    };
+    product(kernel, a, b, c, ldc, accumulate, ways)
+}
+
+/// The checked product in at most `ways` pieces of columns (one: on this thread).
+fn product(
+    kernel: MatmulKernel,
+    a: MatRef<'_>,
+    b: MatRef<'_>,
+    c: &mut [f32],
+    ldc: usize,
+    accumulate: bool,
+    ways: usize,
+) {
     if check_product(a, b, c, ldc) {
-        let ways = match rayon::current_thread_index() {
-            Some(_) => rayon::current_num_threads(),
-            None => 1,
-        };
-        // SAFETY: as in `sgemm`; the pieces write disjoint column ranges of c.
+        // SAFETY: check_product kept every element of a, b and the m × n block of c at
+        // stride ldc inside their slices, c is borrowed mutably, and the pieces write
+        // disjoint column ranges of it.
         unsafe { split_columns(kernel, a, b, OutPtr(c.as_mut_ptr()), ldc, accumulate, ways) }
     }
 }
