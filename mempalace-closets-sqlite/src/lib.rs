@@ -120,6 +120,13 @@ fn open(path: &Path) -> std::result::Result<Connection, String> {
     }
     let conn = Connection::open(path).map_err(|e| e.to_string())?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| e.to_string())?;
+    // A cached statement keeps its plan when new values are bound: otherwise the bundled
+    // SQLite (built with STAT4) parses and plans it again whenever a parameter changes.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )
+    .map_err(|e| e.to_string())?;
     conn.pragma_update(None, "journal_mode", "WAL")
         .map_err(|e| e.to_string())?;
     conn.execute_batch(SCHEMA).map_err(|e| e.to_string())?;

@@ -190,6 +190,12 @@ pub fn is_busy(error: &rusqlite::Error) -> bool {
 /// timeout, NORMAL sync.
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    // A cached statement keeps its plan when new values are bound: otherwise the bundled
+    // SQLite (built with STAT4) parses and plans it again whenever a parameter changes.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
     let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         conn.pragma_update(None, "journal_mode", "WAL")?;

@@ -39,6 +39,11 @@ fn fact_from_row(row: &Row<'_>, direction: Option<Direction>) -> rusqlite::Resul
     })
 }
 
+/// The query of one side of [`entity_facts`]: facts whose `column` is the entity.
+fn entity_facts_sql(column: &str) -> String {
+    format!("{FACT_SELECT} WHERE {column} = ?1 AND {VALID_AT} {CHRONOLOGICAL}")
+}
+
 /// Facts where `entity_id` is the subject (outgoing) or object (incoming), valid at `as_of`;
 /// the entity's side carries `name`, the name it was asked for (as 3.11 answers).
 pub(crate) fn entity_facts(
@@ -58,8 +63,7 @@ pub(crate) fn entity_facts(
         ],
     };
     for (side, column) in sides {
-        let sql = format!("{FACT_SELECT} WHERE {column} = ?1 AND {VALID_AT} {CHRONOLOGICAL}");
-        let mut stmt = conn.prepare_cached(&sql)?;
+        let mut stmt = conn.prepare_cached(&entity_facts_sql(column))?;
         let rows = stmt.query_map(params![entity_id, as_of], |r| fact_from_row(r, Some(*side)))?;
         for fact in rows {
             let mut fact = fact?;
@@ -173,10 +177,45 @@ pub(crate) fn entity_exists(conn: &Connection, entity_id: &str) -> rusqlite::Res
 #[doc(hidden)]
 pub fn entity_query_plan(conn: &Connection, incoming: bool) -> rusqlite::Result<Vec<String>> {
     let column = if incoming { "t.object" } else { "t.subject" };
-    let sql = format!(
-        "EXPLAIN QUERY PLAN {FACT_SELECT} WHERE {column} = ?1 AND {VALID_AT} {CHRONOLOGICAL}"
-    );
-    let mut stmt = conn.prepare(&sql)?;
+    let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {}", entity_facts_sql(column)))?;
     let rows = stmt.query_map(params!["x", "2025-01-01"], |r| r.get::<_, String>(3))?;
     rows.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::prepare;
+    use rusqlite::StatementStatus;
+
+    /// Asking about one entity after another reuses the prepared fact query: SQLite does not
+    /// parse and plan it again because a parameter changed.
+    #[test]
+    fn fact_queries_keep_their_plan_across_entities() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        prepare(&mut conn).unwrap();
+        for i in 0..3 {
+            conn.execute(
+                "INSERT INTO entities (id, name) VALUES (?1, ?1), (?2, ?2)",
+                params![format!("service_{i}"), format!("db_{i}")],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO triples (id, subject, predicate, object) VALUES (?1, ?2, 'uses', ?3)",
+                params![format!("t{i}"), format!("service_{i}"), format!("db_{i}")],
+            )
+            .unwrap();
+        }
+        for i in 0..3 {
+            let name = format!("service_{i}");
+            let facts = entity_facts(&conn, &name, &name, None, Direction::Both).unwrap();
+            assert_eq!(facts.len(), 1);
+            assert_eq!(facts[0].object, format!("db_{i}"));
+        }
+        for column in ["t.subject", "t.object"] {
+            let stmt = conn.prepare_cached(&entity_facts_sql(column)).unwrap();
+            assert_eq!(stmt.get_status(StatementStatus::Run), 3, "{column}");
+            assert_eq!(stmt.get_status(StatementStatus::RePrepare), 0, "{column}");
+        }
+    }
 }
