@@ -51,10 +51,12 @@ def p50(xs):
     return statistics.median(xs) * 1000
 
 
-def rss_mib(pid: int) -> float:
+def rss_mib(pid: int, field: str = "VmRSS") -> float:
+    """One memory line of /proc/PID/status in MiB: VmRSS (all resident pages), RssAnon (what
+    the process allocated) or RssFile (file pages: its code, libraries and mapped files)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
@@ -116,6 +118,8 @@ def measure(system: System, corpus: Path, work: Path, wing: str) -> dict:
     out["kg_query_ms"] = timed(client, "mempalace_kg_query",
                                lambda i: {"entity": f"service_{i % 50}"}, 50)
     out["rss_mib"] = rss_mib(client.proc.pid)
+    out["rss_anon_mib"] = rss_mib(client.proc.pid, "RssAnon")
+    out["rss_file_mib"] = rss_mib(client.proc.pid, "RssFile")
     client.close()
     return out
 
@@ -170,6 +174,8 @@ def main():
         ("kg_add p50 (ms)", "kg_add_ms", False, 5),
         ("kg_query p50 (ms)", "kg_query_ms", False, 2),
         ("server RSS after the run (MiB)", "rss_mib", False, 3),
+        ("  of which anonymous: allocated by the process (MiB)", "rss_anon_mib", False, None),
+        ("  of which file pages: code, libraries, mapped model (MiB)", "rss_file_mib", False, None),
         ("mining, drawers/s", "mining_drawers_per_s", True, None),
     ]
     print(f"\ncorpus: {corpus} — {ours['drawers']} drawers here, {ref['drawers']} in 3.11\n")
