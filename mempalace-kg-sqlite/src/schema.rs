@@ -201,25 +201,24 @@ pub(crate) fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    keep_plans(&conn)?;
-    match conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+    let conn = match conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
         r.get::<_, i64>(0)
     }) {
-        Ok(_) => Ok(conn),
+        Ok(_) => conn,
         Err(e) if is_read_only(&e) => {
             drop(conn);
             let uri = format!("file:{}?immutable=1", uri_path(path));
-            let conn = Connection::open_with_flags(
+            Connection::open_with_flags(
                 uri,
                 OpenFlags::SQLITE_OPEN_READ_ONLY
                     | OpenFlags::SQLITE_OPEN_NO_MUTEX
                     | OpenFlags::SQLITE_OPEN_URI,
-            )?;
-            keep_plans(&conn)?;
-            Ok(conn)
+            )?
         }
-        Err(e) => Err(e),
-    }
+        Err(e) => return Err(e),
+    };
+    keep_plans(&conn)?;
+    Ok(conn)
 }
 
 /// A path percent-encoded for an SQLite `file:` URI.
