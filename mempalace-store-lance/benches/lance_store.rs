@@ -27,6 +27,12 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1e3
 }
 
+/// p50 and p95 in milliseconds of these times (sorted in place).
+fn p50_p95(times: &mut [Duration]) -> (f64, f64) {
+    times.sort();
+    (percentile(times, 0.5), percentile(times, 0.95))
+}
+
 async fn search_latencies(store: &LanceStore, filter: &DrawerFilter, n: usize) -> (f64, f64) {
     let queries = unit_vectors(777, n, DIM);
     let mut times = Vec::with_capacity(n);
@@ -36,8 +42,7 @@ async fn search_latencies(store: &LanceStore, filter: &DrawerFilter, n: usize) -
         times.push(t.elapsed());
         assert!(!hits.is_empty());
     }
-    times.sort();
-    (percentile(&times, 0.5), percentile(&times, 0.95))
+    p50_p95(&mut times)
 }
 
 /// Words of the text corpus's vocabulary.
@@ -85,8 +90,7 @@ where
         times.push(t.elapsed());
         assert!(hits > 0, "no hit for {q}");
     }
-    times.sort();
-    (percentile(&times, 0.5), percentile(&times, 0.95))
+    p50_p95(&mut times)
 }
 
 /// The lexical channel and the hybrid search of `Palace` over `n` text drawers, with the
@@ -138,12 +142,8 @@ async fn text_corpus_searches(
         times.push(t.elapsed());
         assert_eq!(hits.len(), 40);
     }
-    times.sort();
-    println!(
-        "| vector top 40, text corpus{label} | {n} | p50 {:.1} ms, p95 {:.1} ms |",
-        percentile(&times, 0.5),
-        percentile(&times, 0.95)
-    );
+    let (p50, p95) = p50_p95(&mut times);
+    println!("| vector top 40, text corpus{label} | {n} | p50 {p50:.1} ms, p95 {p95:.1} ms |");
     for (what, mode) in [
         ("Palace search, vector", SearchMode::Vector),
         ("Palace search, hybrid", SearchMode::Hybrid),
@@ -259,12 +259,8 @@ async fn main() {
             times.push(t.elapsed());
             assert!(!woken.drawer_ids.is_empty());
         }
-        times.sort();
-        println!(
-            "| wake_up (L0 + L1) | {n} | p50 {:.1} ms, p95 {:.1} ms |",
-            percentile(&times, 0.5),
-            percentile(&times, 0.95)
-        );
+        let (p50, p95) = p50_p95(&mut times);
+        println!("| wake_up (L0 + L1) | {n} | p50 {p50:.1} ms, p95 {p95:.1} ms |");
         // The store's part of add_drawer: the duplicate check (nearest 5) and the upsert of
         // one new drawer (one commit); then status after that write (its room counts are
         // counted again) and status of an unchanged table (answered from memory).
@@ -299,12 +295,8 @@ async fn main() {
             ),
             ("status, table unchanged", &mut status_unchanged),
         ] {
-            times.sort();
-            println!(
-                "| {label} | {n} | p50 {:.1} ms, p95 {:.1} ms |",
-                percentile(times, 0.5),
-                percentile(times, 0.95)
-            );
+            let (p50, p95) = p50_p95(times);
+            println!("| {label} | {n} | p50 {p50:.1} ms, p95 {p95:.1} ms |");
         }
     }
 }
