@@ -4,7 +4,7 @@
 use lancedb::index::Index;
 use lancedb::index::scalar::{BitmapIndexBuilder, FtsIndexBuilder};
 use lancedb::index::vector::IvfHnswSqIndexBuilder;
-use lancedb::table::OptimizeAction;
+use lancedb::table::{CompactionOptions, OptimizeAction, OptimizeOptions};
 use lancedb::{DistanceType, Table};
 use mempalace_core::{PalaceError, Result};
 use serde::Serialize;
@@ -97,9 +97,57 @@ pub(crate) async fn create_text_index(table: &Table) -> Result<()> {
 /// each of them per query).
 pub(crate) const UNINDEXED_ROWS_LIMIT: usize = 1_000;
 
-/// The most rows that one of the table's indexes does not cover yet.
-pub(crate) async fn unindexed_rows(table: &Table) -> Result<usize> {
-    let mut most = 0;
+/// How far a maintenance run folds each index's parts together. Lance adds the rows an index
+/// does not cover yet as a new part (a delta), and a query searches every part on its own: a
+/// vector index in seven parts made a query at 10k drawers about twice as slow as one part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IndexMerge {
+    /// Into one part, rebuilding the whole index: at the end of batch work (`settle`, after
+    /// `mine` or `migrate`) and on an explicit `optimize`.
+    Whole,
+    /// Into at most two parts, the base and one delta holding every row added since: a
+    /// background run then costs what was written since the base, not the whole table.
+    KeepBase,
+}
+
+impl IndexMerge {
+    /// The most parts `index` may have after a run with this policy.
+    fn max_parts(self, index: &IndexState) -> u32 {
+        match self {
+            IndexMerge::KeepBase if index.vector => 2,
+            _ => 1,
+        }
+    }
+
+    /// Lance's optimize options for `index`: with `num_indices_to_merge = N` Lance merges the
+    /// newest N parts and the uncovered rows into one. Scalar indexes (wing, room, full text)
+    /// are cheap to rebuild and are always merged whole, as Lance's default does.
+    fn options(self, index: &IndexState) -> OptimizeOptions {
+        let merge = match self {
+            // The base stays; the delta (if any) absorbs the new rows.
+            IndexMerge::KeepBase if index.vector => index.parts.saturating_sub(1),
+            _ => index.parts,
+        };
+        OptimizeOptions::merge(merge as usize).index_names(vec![index.name.clone()])
+    }
+}
+
+/// What one of the table's indexes covers and how many parts it has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct IndexState {
+    /// The index's name.
+    pub(crate) name: String,
+    /// Rows the index does not cover yet.
+    pub(crate) unindexed_rows: usize,
+    /// Parts the index is stored in (each searched separately).
+    pub(crate) parts: u32,
+    /// Whether it indexes the vector column.
+    pub(crate) vector: bool,
+}
+
+/// The state of each of the table's indexes.
+pub(crate) async fn index_states(table: &Table) -> Result<Vec<IndexState>> {
+    let mut states = Vec::new();
     for index in table
         .list_indices()
         .await
@@ -110,25 +158,45 @@ pub(crate) async fn unindexed_rows(table: &Table) -> Result<usize> {
             .await
             .map_err(lance_err("index_stats"))?
         {
-            most = most.max(stats.num_unindexed_rows);
+            states.push(IndexState {
+                vector: index.columns.iter().any(|c| c == VECTOR_COLUMN),
+                name: index.name,
+                unindexed_rows: stats.num_unindexed_rows,
+                parts: stats.num_indices.unwrap_or(1).max(1),
+            });
         }
     }
-    Ok(most)
+    Ok(states)
 }
 
-/// Runs maintenance when the table has too many fragments, has outgrown exact search, or has
-/// at least `unindexed_limit` rows (at least 1) that its indexes do not cover yet.
+/// The most rows that one of the table's indexes does not cover yet.
+pub(crate) async fn unindexed_rows(table: &Table) -> Result<usize> {
+    Ok(index_states(table)
+        .await?
+        .iter()
+        .map(|s| s.unindexed_rows)
+        .max()
+        .unwrap_or(0))
+}
+
+/// Runs maintenance when the table has too many fragments, has outgrown exact search, has
+/// at least `unindexed_limit` rows (at least 1) that its indexes do not cover yet, or has an
+/// index in more parts than `merge` leaves.
 pub(crate) async fn maintain_if_due(
     shared: &Shared,
     table: &Table,
     unindexed_limit: usize,
+    merge: IndexMerge,
 ) -> Result<MaintenanceReport> {
     let stats = table.stats().await.map_err(lance_err("stats"))?;
+    let indexes = index_states(table).await?;
     let due = stats.fragment_stats.num_fragments > shared.opts.compaction_fragments
         || (stats.num_rows >= shared.opts.index_threshold && !has_vector_index(table).await?)
-        || unindexed_rows(table).await? >= unindexed_limit.max(1);
+        || indexes
+            .iter()
+            .any(|s| s.unindexed_rows >= unindexed_limit.max(1) || s.parts > merge.max_parts(s));
     if due {
-        optimize(shared, table).await
+        optimize(shared, table, merge).await
     } else {
         Ok(MaintenanceReport::default())
     }
@@ -148,10 +216,14 @@ fn is_retryable_conflict(e: &PalaceError) -> bool {
 
 /// [`optimize_once`], retried on the latest table version when another writer's maintenance
 /// commits first (the indexes it built are then seen and not built twice).
-pub(crate) async fn optimize(shared: &Shared, table: &Table) -> Result<MaintenanceReport> {
+pub(crate) async fn optimize(
+    shared: &Shared,
+    table: &Table,
+    merge: IndexMerge,
+) -> Result<MaintenanceReport> {
     let mut attempt = 1;
     loop {
-        match optimize_once(shared, table).await {
+        match optimize_once(shared, table, merge).await {
             Err(e) if attempt < CONFLICT_ATTEMPTS && is_retryable_conflict(&e) => {
                 tracing::debug!(attempt, error = %e, "Lance maintenance lost a commit race; retrying");
                 tokio::time::sleep(std::time::Duration::from_millis(50 * u64::from(attempt))).await;
@@ -163,8 +235,12 @@ pub(crate) async fn optimize(shared: &Shared, table: &Table) -> Result<Maintenan
 }
 
 /// Compacts and prunes, creates the indexes when the table has reached the threshold, and
-/// folds new rows into existing indexes.
-async fn optimize_once(shared: &Shared, table: &Table) -> Result<MaintenanceReport> {
+/// folds new rows into existing indexes, merging their parts as `merge` says.
+async fn optimize_once(
+    shared: &Shared,
+    table: &Table,
+    merge: IndexMerge,
+) -> Result<MaintenanceReport> {
     let before = table.stats().await.map_err(lance_err("stats"))?;
     let mut report = MaintenanceReport {
         fragments_before: before.fragment_stats.num_fragments,
@@ -195,10 +271,32 @@ async fn optimize_once(shared: &Shared, table: &Table) -> Result<MaintenanceRepo
         }
         report.built_vector_index = true;
     }
+    // Lance's `OptimizeAction::All`, but with the index step told how far to merge: its
+    // default adds a new part per run, and the parts pile up under a stream of writes.
     table
-        .optimize(OptimizeAction::All)
+        .optimize(OptimizeAction::Compact {
+            options: CompactionOptions::default(),
+            remap_options: None,
+        })
         .await
-        .map_err(lance_err("optimize"))?;
+        .map_err(lance_err("compact"))?;
+    table
+        .optimize(OptimizeAction::Prune {
+            older_than: None,
+            delete_unverified: None,
+            error_if_tagged_old_versions: None,
+        })
+        .await
+        .map_err(lance_err("prune"))?;
+    for index in index_states(table).await? {
+        if index.unindexed_rows == 0 && index.parts <= merge.max_parts(&index) {
+            continue;
+        }
+        table
+            .optimize(OptimizeAction::Index(merge.options(&index)))
+            .await
+            .map_err(lance_err("optimize_index"))?;
+    }
     report.fragments_after = table
         .stats()
         .await

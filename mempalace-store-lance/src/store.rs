@@ -22,7 +22,7 @@ use mempalace_core::{
 };
 use tokio::sync::{Mutex, OnceCell};
 
-use crate::maintenance::{self, MaintenanceReport};
+use crate::maintenance::{self, IndexMerge, MaintenanceReport};
 use crate::options::LanceOptions;
 use crate::predicate::{filter_predicate, ids_predicate};
 use crate::room_count_cache::RoomCountCache;
@@ -214,23 +214,24 @@ impl LanceStore {
         Ok(())
     }
 
-    /// Compacts small fragments, prunes old versions and builds or updates indexes now.
+    /// Compacts small fragments, prunes old versions and builds or updates indexes now, each
+    /// index merged into one part.
     pub async fn optimize(&self) -> Result<MaintenanceReport> {
         // One maintenance run at a time in this process: wait for a background one to finish.
         let _guard = self.shared.maintenance.lock().await;
         match self.existing_table().await? {
-            Some(t) => maintenance::optimize(&self.shared, t).await,
+            Some(t) => maintenance::optimize(&self.shared, t, IndexMerge::Whole).await,
             None => Ok(MaintenanceReport::default()),
         }
     }
 
     /// Runs the maintenance that is due now (compaction past the fragment limit, the ANN
-    /// index past the row threshold, rows the indexes do not cover yet folded in), after any
-    /// background run in this process finishes.
+    /// index past the row threshold, rows the indexes do not cover yet folded in, an index in
+    /// more than one part merged), after any background run in this process finishes.
     pub async fn maintain(&self) -> Result<MaintenanceReport> {
         let _guard = self.shared.maintenance.lock().await;
         match self.existing_table().await? {
-            Some(t) => maintenance::maintain_if_due(&self.shared, t, 1).await,
+            Some(t) => maintenance::maintain_if_due(&self.shared, t, 1, IndexMerge::Whole).await,
             None => Ok(MaintenanceReport::default()),
         }
     }
@@ -240,6 +241,20 @@ impl LanceStore {
     pub async fn unindexed_rows(&self) -> Result<usize> {
         match self.existing_table().await? {
             Some(t) => maintenance::unindexed_rows(t).await,
+            None => Ok(0),
+        }
+    }
+
+    /// Parts the ANN index is stored in, 0 without one: a query searches each part on its
+    /// own. Background maintenance keeps at most two; `settle` and `optimize` merge them into one.
+    pub async fn vector_index_parts(&self) -> Result<u32> {
+        match self.existing_table().await? {
+            Some(t) => Ok(maintenance::index_states(t)
+                .await?
+                .iter()
+                .filter(|s| s.vector)
+                .map(|s| s.parts)
+                .sum()),
             None => Ok(0),
         }
     }
@@ -328,9 +343,13 @@ impl LanceStore {
                 return;
             };
             if let Ok(Some(t)) = this.existing_table().await
-                && let Err(e) =
-                    maintenance::maintain_if_due(&this.shared, t, maintenance::UNINDEXED_ROWS_LIMIT)
-                        .await
+                && let Err(e) = maintenance::maintain_if_due(
+                    &this.shared,
+                    t,
+                    maintenance::UNINDEXED_ROWS_LIMIT,
+                    IndexMerge::KeepBase,
+                )
+                .await
             {
                 tracing::warn!(error = %e, "background Lance maintenance failed; it will be retried");
             }

@@ -383,3 +383,57 @@ async fn a_table_from_before_conversation_mining_gains_the_dated_columns_on_its_
     let again = store(dir.path(), |o| o).await;
     assert_eq!(again.get(&["new".into()]).await.unwrap()[0], new);
 }
+
+/// Waits until background maintenance has folded every written row into the indexes.
+async fn until_indexed(s: &LanceStore) {
+    for _ in 0..600 {
+        if s.unindexed_rows().await.unwrap() == 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("background maintenance did not index the new rows within a minute");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ann_index_stays_in_few_parts_under_a_stream_of_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), |o| o.with_index_threshold(200)).await;
+    let (drawers, vectors) = seeded(23, 300 + 3 * 16 * 70, DIM);
+    s.upsert(&drawers[..300], &vectors[..300]).await.unwrap();
+    s.optimize().await.unwrap();
+    assert_eq!(s.vector_index_parts().await.unwrap(), 1);
+    // Each round: 16 writes of 70 rows, so the 16th write's background check finds more
+    // than 1,000 rows the indexes do not cover and folds them in.
+    for round in 0..3 {
+        let start = 300 + round * 16 * 70;
+        for i in 0..16 {
+            let at = start + i * 70;
+            s.upsert(&drawers[at..at + 70], &vectors[at..at + 70])
+                .await
+                .unwrap();
+        }
+        until_indexed(&s).await;
+        assert_eq!(
+            s.vector_index_parts().await.unwrap(),
+            2,
+            "round {round}: the base and one delta, not a new part per run"
+        );
+    }
+    s.settle().await.unwrap();
+    assert_eq!(
+        s.vector_index_parts().await.unwrap(),
+        1,
+        "settling merges the parts"
+    );
+    let last = drawers.len() - 1;
+    let hit = s
+        .query(&vectors[last], &DrawerFilter::all(), 1)
+        .await
+        .unwrap();
+    assert_eq!(hit[0].drawer.id, drawers[last].id);
+    assert_eq!(
+        s.count(&DrawerFilter::all()).await.unwrap(),
+        drawers.len() as u64
+    );
+}
