@@ -83,8 +83,12 @@ impl SqliteKnowledgeGraph {
         }
     }
 
-    /// Runs `f` on the connection in a blocking thread. With `create` false and no database
-    /// yet, returns `Ok(None)` without creating anything.
+    /// Runs `f` on the connection. With `create` false and no database yet, returns
+    /// `Ok(None)` without creating anything. On a multi-threaded runtime `f` runs right here
+    /// with [`tokio::task::block_in_place`] (the runtime hands this thread's other work to
+    /// another worker), which costs less than the hop to the blocking pool and back, itself
+    /// more than a typical indexed read or a one-fact write; elsewhere it runs on the blocking
+    /// pool. A write that waits for another process's write lock waits here the same way.
     #[tracing::instrument(level = "debug", skip_all, fields(operation = operation))]
     async fn run<T: Send + 'static>(
         &self,
@@ -92,29 +96,17 @@ impl SqliteKnowledgeGraph {
         create: bool,
         f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     ) -> Result<Option<T>> {
+        let multi_threaded = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if multi_threaded {
+            return tokio::task::block_in_place(|| {
+                on_connection(&self.inner, operation, create, f)
+            });
+        }
         let inner = Arc::clone(&self.inner);
         tokio::task::spawn_blocking(move || on_connection(&inner, operation, create, f))
             .await
             .map_err(|e| PalaceError::kg(operation, format!("worker thread failed: {e}")))?
-    }
-
-    /// Like `run`, for reads, which in WAL mode never wait for a writer: on a multi-threaded
-    /// runtime `f` runs right here with [`tokio::task::block_in_place`] (the runtime hands
-    /// this thread's other work to another), saving the hop to the blocking pool, which costs
-    /// more than a typical indexed read.
-    #[tracing::instrument(level = "debug", skip_all, fields(operation = operation))]
-    async fn run_read<T: Send + 'static>(
-        &self,
-        operation: &'static str,
-        f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
-    ) -> Result<Option<T>> {
-        let multi_threaded = tokio::runtime::Handle::try_current()
-            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-        if multi_threaded {
-            tokio::task::block_in_place(|| on_connection(&self.inner, operation, false, f))
-        } else {
-            self.run(operation, false, f).await
-        }
     }
 
     /// Like `run`, for writes: creates the database when missing.
@@ -136,7 +128,7 @@ impl SqliteKnowledgeGraph {
         default: T,
         f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        Ok(self.run_read(operation, f).await?.unwrap_or(default))
+        Ok(self.run(operation, false, f).await?.unwrap_or(default))
     }
 }
 
