@@ -6,7 +6,7 @@
 //! [`LanceOptions::index_threshold`] rows (5,000 by default) and uses a cosine HNSW index over
 //! 8-bit quantised vectors above it, re-ranked with exact distances (a filter that keeps under
 //! a tenth of the rows is searched exactly); small writes are compacted in the background so
-//! reads stay fast.
+//! reads stay fast, and the index is kept in at most two parts (one after `settle`).
 
 mod maintenance;
 mod options;
