@@ -799,7 +799,7 @@ impl Palace {
                     },
                 })
                 .collect();
-            self.store.upsert(&drawers, &vectors).await?;
+            self.store.insert_new(&drawers, &vectors).await?;
             drop(guard);
             let Some(settle) = self.cross_host_settle else {
                 break (drawer_id, drawers);

@@ -100,6 +100,14 @@ pub trait VectorStore: Send + Sync {
     /// Inserts or replaces drawers with their vectors (`drawers[i]` goes with `vectors[i]`).
     async fn upsert(&self, drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()>;
 
+    /// Files drawers whose ids are new to the store and to each other, as
+    /// [`crate::Palace::add_drawer`]'s are (a fresh id, written under the palace write lock
+    /// after the duplicate check). A store may then skip the look-up for existing ids that an
+    /// upsert makes; the default is [`VectorStore::upsert`].
+    async fn insert_new(&self, drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()> {
+        self.upsert(drawers, vectors).await
+    }
+
     /// The `limit` nearest drawers to `vector` by cosine distance, within `filter`.
     async fn query(
         &self,

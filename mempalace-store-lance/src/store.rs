@@ -197,6 +197,46 @@ impl LanceStore {
         Ok(())
     }
 
+    /// A write's drawers as rows for the table (created if missing, given the dated columns),
+    /// after checking every vector; `None` for an empty write. The last occurrence of an id
+    /// wins (Lance refuses ambiguous merges).
+    async fn write_rows(
+        &self,
+        drawers: &[Drawer],
+        vectors: &[Vec<f32>],
+        operation: &str,
+    ) -> Result<Option<(&Table, Box<dyn RecordBatchReader + Send>)>> {
+        if drawers.len() != vectors.len() {
+            return Err(PalaceError::invalid(
+                "vectors",
+                format!("{} drawers but {} vectors", drawers.len(), vectors.len()),
+            ));
+        }
+        for (d, v) in drawers.iter().zip(vectors) {
+            self.check_vector(v, &format!("{operation} of {}", d.id))?;
+        }
+        if drawers.is_empty() {
+            self.create_if_missing().await?;
+            return Ok(None);
+        }
+        let mut last: HashMap<&str, usize> = HashMap::new();
+        for (i, d) in drawers.iter().enumerate() {
+            last.insert(&d.id, i);
+        }
+        let mut keep: Vec<usize> = last.into_values().collect();
+        keep.sort_unstable();
+        let rows: Vec<&Drawer> = keep.iter().map(|&i| &drawers[i]).collect();
+        let vecs: Vec<&Vec<f32>> = keep.iter().map(|&i| &vectors[i]).collect();
+        let table = self.table().await?;
+        self.ensure_dated(table).await?;
+        let batch = drawers_batch(&self.shared.schema, &rows, &vecs)?;
+        let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
+            vec![Ok(batch)],
+            Arc::clone(&self.shared.schema),
+        ));
+        Ok(Some((table, reader)))
+    }
+
     fn check_vector(&self, vector: &[f32], context: &str) -> Result<()> {
         if vector.len() != self.shared.opts.dimension {
             return Err(PalaceError::DimensionMismatch {
@@ -402,39 +442,30 @@ impl VectorStore for LanceStore {
 
     #[tracing::instrument(level = "debug", skip_all)]
     async fn upsert(&self, drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()> {
-        if drawers.len() != vectors.len() {
-            return Err(PalaceError::invalid(
-                "vectors",
-                format!("{} drawers but {} vectors", drawers.len(), vectors.len()),
-            ));
-        }
-        for (d, v) in drawers.iter().zip(vectors) {
-            self.check_vector(v, &format!("upsert of {}", d.id))?;
-        }
-        if drawers.is_empty() {
-            return self.create_if_missing().await;
-        }
-        // The last occurrence of an id wins (Lance refuses ambiguous merges).
-        let mut last: HashMap<&str, usize> = HashMap::new();
-        for (i, d) in drawers.iter().enumerate() {
-            last.insert(&d.id, i);
-        }
-        let mut keep: Vec<usize> = last.into_values().collect();
-        keep.sort_unstable();
-        let rows: Vec<&Drawer> = keep.iter().map(|&i| &drawers[i]).collect();
-        let vecs: Vec<&Vec<f32>> = keep.iter().map(|&i| &vectors[i]).collect();
-        let table = self.table().await?;
-        self.ensure_dated(table).await?;
-        let batch = drawers_batch(&self.shared.schema, &rows, &vecs)?;
-        let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
-            vec![Ok(batch)],
-            Arc::clone(&self.shared.schema),
-        ));
+        let Some((table, rows)) = self.write_rows(drawers, vectors, "upsert").await? else {
+            return Ok(());
+        };
         let mut merge = table.merge_insert(&["id"]);
         merge
             .when_matched_update_all(None)
             .when_not_matched_insert_all();
-        merge.execute(reader).await.map_err(lance_err("upsert"))?;
+        merge.execute(rows).await.map_err(lance_err("upsert"))?;
+        self.after_write();
+        Ok(())
+    }
+
+    /// An append: no join against the table's ids, which is most of a one-drawer upsert's
+    /// commit.
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn insert_new(&self, drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()> {
+        let Some((table, rows)) = self.write_rows(drawers, vectors, "insert_new").await? else {
+            return Ok(());
+        };
+        table
+            .add(rows)
+            .execute()
+            .await
+            .map_err(lance_err("insert_new"))?;
         self.after_write();
         Ok(())
     }

@@ -326,6 +326,43 @@ pub async fn paging_is_stable_and_complete<F: StoreFactory + ?Sized>(factory: &F
     assert!(past_end.is_empty());
 }
 
+/// Drawers filed with `insert_new` (new ids, as add_drawer makes them) are stored once each,
+/// found by get, count and query, replaced by a later upsert; a bad vector files none of
+/// its batch.
+pub async fn insert_new_files_fresh_drawers<F: StoreFactory + ?Sized>(factory: &F, _: Ranking) {
+    let fx = factory.create(DIM).await;
+    let s = &fx.store;
+    let (mut drawers, mut vectors) = seeded(17, 6, DIM);
+    s.insert_new(&[], &[]).await.unwrap();
+    s.insert_new(&drawers[..3], &vectors[..3]).await.unwrap();
+    assert!(s.exists().await.unwrap(), "insert_new creates the store");
+    s.insert_new(&drawers[3..5], &vectors[3..5]).await.unwrap();
+    assert_eq!(s.count(&DrawerFilter::all()).await.unwrap(), 5);
+    let ids: Vec<String> = drawers[..5].iter().map(|d| d.id.clone()).collect();
+    assert_eq!(s.get(&ids).await.unwrap(), drawers[..5].to_vec());
+    let hit = s.query(&vectors[4], &DrawerFilter::all(), 1).await.unwrap();
+    assert_eq!(hit[0].drawer.id, drawers[4].id);
+    assert!(hit[0].distance.abs() < DISTANCE_TOLERANCE);
+    drawers[1].text = "replaced by an upsert".into();
+    s.upsert(&drawers[1..2], &vectors[1..2]).await.unwrap();
+    assert_eq!(s.count(&DrawerFilter::all()).await.unwrap(), 5);
+    assert_eq!(
+        s.get(&[drawers[1].id.clone()]).await.unwrap(),
+        vec![drawers[1].clone()]
+    );
+    vectors[5] = vec![0.5; DIM + 1];
+    assert!(matches!(
+        s.insert_new(&drawers[5..], &vectors[5..]).await,
+        Err(PalaceError::DimensionMismatch { .. })
+    ));
+    assert!(s.insert_new(&drawers[5..], &[]).await.is_err());
+    assert_eq!(
+        s.count(&DrawerFilter::all()).await.unwrap(),
+        5,
+        "no drawer of a bad batch is stored"
+    );
+}
+
 /// A vector of the wrong dimension is a typed error and nothing of its batch is written.
 pub async fn dimension_mismatch_writes_nothing<F: StoreFactory + ?Sized>(factory: &F, _: Ranking) {
     let fx = factory.create(DIM).await;
