@@ -10,6 +10,7 @@ use crate::error::{PalaceError, Result};
 use crate::filter::DrawerFilter;
 use crate::lexical::{idf, query_terms, term_weight, terms};
 use crate::similarity::cosine_distance;
+use crate::validation::validate_vector_pairs;
 use crate::vector_store::{LexicalHit, Neighbour, Page, RoomCount, VectorStore, rank_lexical_hits};
 
 /// What the store holds once created.
@@ -82,12 +83,7 @@ impl VectorStore for MemoryStore {
     }
 
     async fn upsert(&self, drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()> {
-        if drawers.len() != vectors.len() {
-            return Err(PalaceError::invalid(
-                "vectors",
-                format!("{} drawers but {} vectors", drawers.len(), vectors.len()),
-            ));
-        }
+        validate_vector_pairs(drawers, vectors)?;
         for (drawer, vector) in drawers.iter().zip(vectors) {
             self.check_dimension(vector, &format!("upsert of {}", drawer.id))?;
         }

@@ -1,5 +1,6 @@
 //! Input validation shared by every palace operation: names, content, limits, thresholds.
 
+use crate::drawer::Drawer;
 use crate::error::{PalaceError, Result};
 
 /// Longest wing or room name accepted, in characters.
@@ -110,6 +111,18 @@ pub fn validate_content(content: &str) -> Result<()> {
                 "{} bytes is over the limit of {MAX_CONTENT_BYTES} bytes; split it into several drawers",
                 content.len()
             ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a store write pairs each drawer with one vector (`drawers[i]` goes with
+/// `vectors[i]`), as every [`crate::VectorStore`] write takes them.
+pub fn validate_vector_pairs(drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()> {
+    if drawers.len() != vectors.len() {
+        return Err(PalaceError::invalid(
+            "vectors",
+            format!("{} drawers but {} vectors", drawers.len(), vectors.len()),
         ));
     }
     Ok(())

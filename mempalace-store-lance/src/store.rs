@@ -17,6 +17,7 @@ use lancedb::query::{ColumnOrdering, ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, DistanceType, Table};
 use mempalace_core::lexical::query_terms;
 use mempalace_core::rank_lexical_hits;
+use mempalace_core::validation::validate_vector_pairs;
 use mempalace_core::{
     Drawer, DrawerFilter, LexicalHit, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore,
 };
@@ -206,12 +207,7 @@ impl LanceStore {
         vectors: &[Vec<f32>],
         operation: &str,
     ) -> Result<Option<(&Table, Box<dyn RecordBatchReader + Send>)>> {
-        if drawers.len() != vectors.len() {
-            return Err(PalaceError::invalid(
-                "vectors",
-                format!("{} drawers but {} vectors", drawers.len(), vectors.len()),
-            ));
-        }
+        validate_vector_pairs(drawers, vectors)?;
         for (d, v) in drawers.iter().zip(vectors) {
             self.check_vector(v, &format!("{operation} of {}", d.id))?;
         }

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use async_trait::async_trait;
 use mempalace_core::lexical::query_terms;
 use mempalace_core::rank_lexical_hits;
+use mempalace_core::validation::validate_vector_pairs;
 use mempalace_core::{
     Drawer, DrawerFilter, LexicalHit, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore,
 };
@@ -602,12 +603,7 @@ impl VectorStore for QdrantStore {
     }
 
     async fn upsert(&self, drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()> {
-        if drawers.len() != vectors.len() {
-            return Err(PalaceError::invalid(
-                "vectors",
-                format!("{} drawers but {} vectors", drawers.len(), vectors.len()),
-            ));
-        }
+        validate_vector_pairs(drawers, vectors)?;
         for (drawer, vector) in drawers.iter().zip(vectors) {
             self.check_dimension(vector, || format!("upsert of {} into Qdrant", drawer.id))?;
         }
