@@ -191,7 +191,7 @@ pub(crate) async fn maintain_if_due(
     let stats = table.stats().await.map_err(lance_err("stats"))?;
     let indexes = index_states(table).await?;
     let due = stats.fragment_stats.num_fragments > shared.opts.compaction_fragments
-        || (stats.num_rows >= shared.opts.index_threshold && !has_vector_index(table).await?)
+        || (stats.num_rows >= shared.opts.index_threshold && !indexes.iter().any(|s| s.vector))
         || indexes
             .iter()
             .any(|s| s.unindexed_rows >= unindexed_limit.max(1) || s.parts > merge.max_parts(s));
