@@ -399,19 +399,23 @@ async fn until_indexed(s: &LanceStore) {
 async fn the_ann_index_stays_in_few_parts_under_a_stream_of_writes() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path(), |o| o.with_index_threshold(200)).await;
-    let (drawers, vectors) = seeded(23, 300 + 3 * 16 * 70, DIM);
+    // The store checks for due maintenance after every 16th write, counting this first one:
+    // so the first round has 15 writes and the others 16, and each round's last write is the
+    // one whose background check finds more than 1,000 rows the indexes do not cover (each
+    // round writes at least 15 × 70) and folds them all in. No write runs during that fold.
+    let rounds = [15usize, 16, 16];
+    let total = 300 + rounds.iter().sum::<usize>() * 70;
+    let (drawers, vectors) = seeded(23, total, DIM);
     s.upsert(&drawers[..300], &vectors[..300]).await.unwrap();
     s.optimize().await.unwrap();
     assert_eq!(s.vector_index_parts().await.unwrap(), 1);
-    // Each round: 16 writes of 70 rows, so the 16th write's background check finds more
-    // than 1,000 rows the indexes do not cover and folds them in.
-    for round in 0..3 {
-        let start = 300 + round * 16 * 70;
-        for i in 0..16 {
-            let at = start + i * 70;
+    let mut at = 300;
+    for (round, writes) in rounds.into_iter().enumerate() {
+        for _ in 0..writes {
             s.upsert(&drawers[at..at + 70], &vectors[at..at + 70])
                 .await
                 .unwrap();
+            at += 70;
         }
         until_indexed(&s).await;
         assert_eq!(
