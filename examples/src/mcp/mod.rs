@@ -12,6 +12,7 @@ pub mod http;
 pub mod parameters;
 pub mod server;
 pub mod stdio_guard;
+pub mod stdio_streams;
 pub mod tools;
 
 pub use http::{HttpLimits, HttpOptions, serve_http};

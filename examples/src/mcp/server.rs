@@ -245,8 +245,8 @@ pub async fn serve_stdio(
     let (server_side, proxy_side) = tokio::io::duplex(1 << 20);
     let (from_server, to_server) = tokio::io::split(proxy_side);
     let guard = tokio::spawn(super::stdio_guard::guard_lines(
-        tokio::io::stdin(),
-        tokio::io::stdout(),
+        super::stdio_streams::input(),
+        super::stdio_streams::output(),
         from_server,
         to_server,
     ));

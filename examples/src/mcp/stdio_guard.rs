@@ -190,26 +190,8 @@ where
     SR: AsyncRead + Unpin + Send + 'static,
     SW: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
-    let writer = tokio::spawn(async move {
-        let mut output = output;
-        while let Some(mut line) = rx.recv().await {
-            line.push(b'\n');
-            output.write_all(&line).await?;
-            output.flush().await?;
-        }
-        std::io::Result::Ok(())
-    });
-    let server_tx = tx.clone();
-    let relay = tokio::spawn(async move {
-        let mut lines = BufReader::new(from_server).split(b'\n');
-        while let Some(line) = lines.next_segment().await? {
-            if server_tx.send(line).await.is_err() {
-                break;
-            }
-        }
-        std::io::Result::Ok(())
-    });
+    let (tx, rx) = mpsc::channel::<Vec<u8>>(64);
+    let writer = tokio::spawn(write_answers(output, from_server, rx));
     let mut reader = BufReader::with_capacity(1 << 16, input);
     // Until the client's `initialize` has gone through, the server's handshake reads only
     // requests: a notification or response there would end the session, so it is dropped
@@ -247,8 +229,44 @@ where
     to_server.shutdown().await?;
     drop(to_server);
     drop(tx);
-    relay.await.map_err(std::io::Error::other)??;
     writer.await.map_err(std::io::Error::other)??;
+    Ok(())
+}
+
+/// The one writer of `output`: the server's answers (read line by line from `from_server`)
+/// and the guard's own `answers`, each line written whole, until both have ended.
+async fn write_answers<O, SR>(
+    mut output: O,
+    from_server: SR,
+    mut answers: mpsc::Receiver<Vec<u8>>,
+) -> std::io::Result<()>
+where
+    O: AsyncWrite + Unpin,
+    SR: AsyncRead + Unpin,
+{
+    // `Split` keeps a partly read line in itself, so a `select!` that drops its future in
+    // favour of an answer loses nothing.
+    let mut server_lines = BufReader::new(from_server).split(b'\n');
+    let (mut server_open, mut answers_open) = (true, true);
+    while server_open || answers_open {
+        let line = tokio::select! {
+            line = server_lines.next_segment(), if server_open => {
+                let line = line?;
+                server_open = line.is_some();
+                line
+            }
+            answer = answers.recv(), if answers_open => {
+                answers_open = answer.is_some();
+                answer
+            }
+        };
+        let Some(mut line) = line else {
+            continue;
+        };
+        line.push(b'\n');
+        output.write_all(&line).await?;
+        output.flush().await?;
+    }
     Ok(())
 }
 
