@@ -35,8 +35,9 @@ use crate::schema::{
 
 /// Ids per `IN (...)` predicate.
 const IDS_PER_QUERY: usize = 500;
-/// Writes between two checks of whether maintenance is due.
-const WRITES_PER_MAINTENANCE_CHECK: usize = 16;
+/// Writes between two background maintenance checks (each compacts the fragments the writes
+/// added, when nothing more is due).
+const WRITES_PER_MAINTENANCE_CHECK: usize = 8;
 
 fn lance_err(operation: &'static str) -> impl Fn(lancedb::Error) -> PalaceError {
     move |e| PalaceError::store("lancedb", operation, e)
@@ -49,6 +50,8 @@ pub(crate) struct Shared {
     table: OnceCell<Table>,
     writes: AtomicUsize,
     pub(crate) maintenance: Mutex<()>,
+    /// Set when a background check is asked for; the run in progress, if any, runs it next.
+    check_requested: std::sync::atomic::AtomicBool,
     /// Set once the full-text index on the text column is known to exist.
     text_index: std::sync::atomic::AtomicBool,
     /// Set once the ANN index on the vector column is known to exist (indexes are never
@@ -86,6 +89,7 @@ impl LanceStore {
                 table: OnceCell::new(),
                 writes: AtomicUsize::new(0),
                 maintenance: Mutex::new(()),
+                check_requested: std::sync::atomic::AtomicBool::new(false),
                 text_index: std::sync::atomic::AtomicBool::new(false),
                 vector_index: std::sync::atomic::AtomicBool::new(false),
                 dated: std::sync::atomic::AtomicBool::new(false),
@@ -366,28 +370,26 @@ impl LanceStore {
         Ok(())
     }
 
-    /// After a write: every few writes, check whether compaction or indexing is due and run it
-    /// in the background (one run at a time).
+    /// After a write: every few writes, run the background check (indexing when due, else
+    /// compaction of the new fragments), one run at a time. A check asked for while a run is
+    /// in progress runs right after it, so none is lost.
     fn after_write(&self) {
         let n = self.shared.writes.fetch_add(1, Ordering::Relaxed) + 1;
         if !n.is_multiple_of(WRITES_PER_MAINTENANCE_CHECK) {
             return;
         }
+        self.shared.check_requested.store(true, Ordering::Release);
         let this = self.clone();
         tokio::spawn(async move {
             let Ok(_guard) = this.shared.maintenance.try_lock() else {
                 return;
             };
-            if let Ok(Some(t)) = this.existing_table().await
-                && let Err(e) = maintenance::maintain_if_due(
-                    &this.shared,
-                    t,
-                    maintenance::UNINDEXED_ROWS_LIMIT,
-                    IndexMerge::KeepBase,
-                )
-                .await
-            {
-                tracing::warn!(error = %e, "background Lance maintenance failed; it will be retried");
+            while this.shared.check_requested.swap(false, Ordering::AcqRel) {
+                if let Ok(Some(t)) = this.existing_table().await
+                    && let Err(e) = maintenance::maintain_in_background(&this.shared, t).await
+                {
+                    tracing::warn!(error = %e, "background Lance maintenance failed; it will be retried");
+                }
             }
         });
     }

@@ -133,13 +133,19 @@ async fn ann_index_above_threshold_meets_the_recall_bar() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn small_writes_are_compacted() {
     let dir = tempfile::tempdir().unwrap();
-    let s = store(dir.path(), |o| o.with_compaction_fragments(1_000)).await;
     let (drawers, vectors) = seeded(22, 40, DIM);
-    for (d, v) in drawers.iter().zip(&vectors) {
-        s.upsert(std::slice::from_ref(d), std::slice::from_ref(v))
-            .await
-            .unwrap();
+    // Eight writers (as eight short-lived processes) of five drawers each, one write per
+    // drawer: none writes often enough for its background check, which would compact them.
+    for (batch, chunk) in drawers.chunks(5).zip(vectors.chunks(5)) {
+        let writer = store(dir.path(), |o| o.with_compaction_fragments(1_000)).await;
+        for (d, v) in batch.iter().zip(chunk) {
+            writer
+                .upsert(std::slice::from_ref(d), std::slice::from_ref(v))
+                .await
+                .unwrap();
+        }
     }
+    let s = store(dir.path(), |o| o.with_compaction_fragments(1_000)).await;
     let before = s.fragment_count().await.unwrap();
     assert!(before >= 20, "each small write adds a fragment ({before})");
     let report = s.optimize().await.unwrap();
@@ -399,10 +405,11 @@ async fn until_indexed(s: &LanceStore) {
 async fn the_ann_index_stays_in_few_parts_under_a_stream_of_writes() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path(), |o| o.with_index_threshold(200)).await;
-    // The store checks for due maintenance after every 16th write, counting this first one:
+    // The store runs its background check after every 8th write, counting this first one:
     // so the first round has 15 writes and the others 16, and each round's last write is the
     // one whose background check finds more than 1,000 rows the indexes do not cover (each
     // round writes at least 15 × 70) and folds them all in. No write runs during that fold.
+    // (The check halfway through a round finds fewer and only compacts the new fragments.)
     let rounds = [15usize, 16, 16];
     let total = 300 + rounds.iter().sum::<usize>() * 70;
     let (drawers, vectors) = seeded(23, total, DIM);
@@ -430,6 +437,11 @@ async fn the_ann_index_stays_in_few_parts_under_a_stream_of_writes() {
         1,
         "settling merges the parts"
     );
+    assert_eq!(
+        s.fragment_count().await.unwrap(),
+        1,
+        "and the fragments, once the same indexes cover them all"
+    );
     let last = drawers.len() - 1;
     let hit = s
         .query(&vectors[last], &DrawerFilter::all(), 1)
@@ -440,4 +452,54 @@ async fn the_ann_index_stays_in_few_parts_under_a_stream_of_writes() {
         s.count(&DrawerFilter::all()).await.unwrap(),
         drawers.len() as u64
     );
+}
+
+/// Waits until the table has at most `fragments` fragments.
+async fn until_fragments_at_most(s: &LanceStore, fragments: usize) {
+    for _ in 0..600 {
+        if s.fragment_count().await.unwrap() <= fragments {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!(
+        "background compaction left {} fragments, expected at most {fragments}",
+        s.fragment_count().await.unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_drawer_writes_are_merged_in_the_background_without_rebuilding_the_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), |o| o.with_index_threshold(200)).await;
+    let (drawers, vectors) = seeded(24, 315, DIM);
+    s.upsert(&drawers[..300], &vectors[..300]).await.unwrap();
+    s.optimize().await.unwrap();
+    let settled = s.fragment_count().await.unwrap();
+    // Fifteen one-drawer appends after the first write: the 8th and 16th writes run the
+    // background check, the second after the last append.
+    for at in 300..315 {
+        s.insert_new(&drawers[at..at + 1], &vectors[at..at + 1])
+            .await
+            .unwrap();
+    }
+    until_fragments_at_most(&s, settled + 1).await;
+    assert_eq!(
+        s.unindexed_rows().await.unwrap(),
+        15,
+        "fifteen rows are far below the indexing limit: the indexes are left as they were"
+    );
+    assert_eq!(s.vector_index_parts().await.unwrap(), 1);
+    assert_eq!(s.count(&DrawerFilter::all()).await.unwrap(), 315);
+    for at in [300, 307, 314] {
+        let hit = s
+            .query(&vectors[at], &DrawerFilter::all(), 1)
+            .await
+            .unwrap();
+        assert_eq!(hit[0].drawer.id, drawers[at].id);
+        assert_eq!(
+            s.get(&[drawers[at].id.clone()]).await.unwrap()[0],
+            drawers[at]
+        );
+    }
 }
