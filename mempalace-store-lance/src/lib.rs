@@ -5,8 +5,10 @@
 //! predicates (prefiltered, values quoted and escaped); search is exact below
 //! [`LanceOptions::index_threshold`] rows (5,000 by default) and uses a cosine HNSW index over
 //! 8-bit quantised vectors above it, re-ranked with exact distances (a filter that keeps under
-//! a tenth of the rows is searched exactly); small writes are compacted in the background so
-//! reads stay fast, and the index is kept in at most two parts (one after `settle`).
+//! a tenth of the rows is searched exactly). Every 8th write runs a background check: it folds
+//! new rows into the indexes from 1,000 uncovered rows on, keeping the vector index in at most
+//! two parts, and otherwise merges the fragments the writes added (a one-drawer write is a
+//! one-row fragment that every query would open). `settle` leaves one part and one fragment.
 
 mod maintenance;
 mod options;
