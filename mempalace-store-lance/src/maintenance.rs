@@ -179,34 +179,42 @@ pub(crate) async fn unindexed_rows(table: &Table) -> Result<usize> {
         .unwrap_or(0))
 }
 
+/// What a look at the table before maintenance found.
+struct TableCheck {
+    /// Whether maintenance is due.
+    due: bool,
+    /// The table's fragments.
+    fragments: usize,
+}
+
 /// Whether maintenance is due: the table has more than `compaction_fragments` fragments, has
 /// outgrown exact search, has at least `unindexed_limit` rows (at least 1) that its indexes
 /// do not cover yet, or has an index in more parts than `merge` leaves.
-async fn is_due(
+async fn check(
     shared: &Shared,
     table: &Table,
     unindexed_limit: usize,
     merge: IndexMerge,
-) -> Result<bool> {
+) -> Result<TableCheck> {
     let stats = table.stats().await.map_err(lance_err("stats"))?;
     let indexes = index_states(table).await?;
-    Ok(
-        stats.fragment_stats.num_fragments > shared.opts.compaction_fragments
-            || (stats.num_rows >= shared.opts.index_threshold && !indexes.iter().any(|s| s.vector))
-            || indexes.iter().any(|s| {
-                s.unindexed_rows >= unindexed_limit.max(1) || s.parts > merge.max_parts(s)
-            }),
-    )
+    let fragments = stats.fragment_stats.num_fragments;
+    let due = fragments > shared.opts.compaction_fragments
+        || (stats.num_rows >= shared.opts.index_threshold && !indexes.iter().any(|s| s.vector))
+        || indexes
+            .iter()
+            .any(|s| s.unindexed_rows >= unindexed_limit.max(1) || s.parts > merge.max_parts(s));
+    Ok(TableCheck { due, fragments })
 }
 
-/// Runs maintenance when it [is due](is_due).
+/// Runs maintenance when it is [due](check).
 pub(crate) async fn maintain_if_due(
     shared: &Shared,
     table: &Table,
     unindexed_limit: usize,
     merge: IndexMerge,
 ) -> Result<MaintenanceReport> {
-    if is_due(shared, table, unindexed_limit, merge).await? {
+    if check(shared, table, unindexed_limit, merge).await?.due {
         optimize(shared, table, merge).await
     } else {
         Ok(MaintenanceReport::default())
@@ -220,10 +228,11 @@ pub(crate) async fn maintain_in_background(
     shared: &Shared,
     table: &Table,
 ) -> Result<MaintenanceReport> {
-    if is_due(shared, table, UNINDEXED_ROWS_LIMIT, IndexMerge::KeepBase).await? {
+    let found = check(shared, table, UNINDEXED_ROWS_LIMIT, IndexMerge::KeepBase).await?;
+    if found.due {
         optimize(shared, table, IndexMerge::KeepBase).await
     } else {
-        compact_new_fragments(table).await
+        compact_new_fragments(table, found.fragments).await
     }
 }
 
@@ -290,17 +299,17 @@ pub(crate) async fn optimize(
 /// 10k drawers about a third slower. Lance merges only neighbouring fragments that the same
 /// indexes cover, so this rewrites the rows the indexes do not cover yet (fewer than
 /// [`UNINDEXED_ROWS_LIMIT`] in a background run), not the table.
-pub(crate) async fn compact_new_fragments(table: &Table) -> Result<MaintenanceReport> {
-    retrying_conflicts(|| async {
-        let before = table.stats().await.map_err(lance_err("stats"))?;
-        let merged = compact(table).await?;
-        Ok(MaintenanceReport {
-            fragments_before: before.fragment_stats.num_fragments,
-            fragments_after: before.fragment_stats.num_fragments.saturating_sub(merged),
-            built_vector_index: false,
-        })
+/// `fragments` is the table's count from the check that led here.
+pub(crate) async fn compact_new_fragments(
+    table: &Table,
+    fragments: usize,
+) -> Result<MaintenanceReport> {
+    let merged = retrying_conflicts(|| compact(table)).await?;
+    Ok(MaintenanceReport {
+        fragments_before: fragments,
+        fragments_after: fragments.saturating_sub(merged),
+        built_vector_index: false,
     })
-    .await
 }
 
 /// Compacts and prunes, creates the indexes when the table has reached the threshold, and

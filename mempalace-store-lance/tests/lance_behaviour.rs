@@ -390,15 +390,23 @@ async fn a_table_from_before_conversation_mining_gains_the_dated_columns_on_its_
     assert_eq!(again.get(&["new".into()]).await.unwrap()[0], new);
 }
 
-/// Waits until background maintenance has folded every written row into the indexes.
-async fn until_indexed(s: &LanceStore) {
+/// Waits up to a minute for background maintenance to bring about `done`.
+async fn until<F: std::future::Future<Output = bool>>(what: &str, mut done: impl FnMut() -> F) {
     for _ in 0..600 {
-        if s.unindexed_rows().await.unwrap() == 0 {
+        if done().await {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    panic!("background maintenance did not index the new rows within a minute");
+    panic!("background maintenance did not {what} within a minute");
+}
+
+/// Waits until background maintenance has folded every written row into the indexes.
+async fn until_indexed(s: &LanceStore) {
+    until("index the new rows", || async {
+        s.unindexed_rows().await.unwrap() == 0
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -456,16 +464,11 @@ async fn the_ann_index_stays_in_few_parts_under_a_stream_of_writes() {
 
 /// Waits until the table has at most `fragments` fragments.
 async fn until_fragments_at_most(s: &LanceStore, fragments: usize) {
-    for _ in 0..600 {
-        if s.fragment_count().await.unwrap() <= fragments {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!(
-        "background compaction left {} fragments, expected at most {fragments}",
-        s.fragment_count().await.unwrap()
-    );
+    until(
+        &format!("compact to at most {fragments} fragments"),
+        || async { s.fragment_count().await.unwrap() <= fragments },
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,7 @@
 //! Anything else (a file, a terminal), or a stdout pipe that stderr shares (non-blocking mode
 //! would then make log writes fail when the pipe is full), keeps tokio's blocking-pool streams.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -20,30 +20,20 @@ pub type Input = Box<dyn AsyncRead + Unpin + Send>;
 /// An output stream for the transport.
 pub type Output = Box<dyn AsyncWrite + Unpin + Send>;
 
-/// The file behind a descriptor (a duplicate sharing its open file description).
-fn duplicate(fd: BorrowedFd<'_>) -> io::Result<File> {
-    Ok(File::from(fd.try_clone_to_owned()?))
-}
-
-/// Device and inode of a descriptor's file, when it can be read.
-fn identity(fd: BorrowedFd<'_>) -> Option<(u64, u64)> {
-    let meta = duplicate(fd).ok()?.metadata().ok()?;
-    Some((meta.dev(), meta.ino()))
-}
-
-/// Whether a descriptor is a pipe (or FIFO).
-fn is_pipe(fd: BorrowedFd<'_>) -> bool {
-    duplicate(fd)
-        .and_then(|f| f.metadata())
-        .is_ok_and(|m| m.file_type().is_fifo())
+/// A duplicate of a descriptor (sharing its open file description) with its file's metadata,
+/// when both can be had.
+fn duplicate(fd: BorrowedFd<'_>) -> Option<(File, Metadata)> {
+    let file = File::from(fd.try_clone_to_owned().ok()?);
+    let meta = file.metadata().ok()?;
+    Some((file, meta))
 }
 
 /// Stdin: a reactor-driven pipe when it is one, tokio's stdin otherwise. Must be called
 /// inside the runtime.
 pub fn input() -> Input {
-    let stdin = io::stdin();
-    if is_pipe(stdin.as_fd())
-        && let Ok(receiver) = duplicate(stdin.as_fd()).and_then(pipe::Receiver::from_file)
+    if let Some((file, meta)) = duplicate(io::stdin().as_fd())
+        && meta.file_type().is_fifo()
+        && let Ok(receiver) = pipe::Receiver::from_file(file)
     {
         return Box::new(receiver);
     }
@@ -53,12 +43,11 @@ pub fn input() -> Input {
 /// Stdout: a reactor-driven pipe when it is one that stderr does not share, tokio's stdout
 /// otherwise. Must be called inside the runtime.
 pub fn output() -> Output {
-    let stdout = io::stdout();
-    let shares_stderr = identity(stdout.as_fd()).is_none()
-        || identity(stdout.as_fd()) == identity(io::stderr().as_fd());
-    if !shares_stderr
-        && is_pipe(stdout.as_fd())
-        && let Ok(sender) = duplicate(stdout.as_fd()).and_then(pipe::Sender::from_file)
+    let stderr = duplicate(io::stderr().as_fd()).map(|(_, m)| (m.dev(), m.ino()));
+    if let Some((file, meta)) = duplicate(io::stdout().as_fd())
+        && meta.file_type().is_fifo()
+        && stderr != Some((meta.dev(), meta.ino()))
+        && let Ok(sender) = pipe::Sender::from_file(file)
     {
         return Box::new(sender);
     }
