@@ -10,7 +10,10 @@
 //! sequences instead of padding, one product for query/key/value, bias and GELU fused into
 //! the dense layers). The matrix products run on the pure-Rust `gemm` crate, or, with the
 //! `openblas` cargo feature, on the system's OpenBLAS (about three times faster here; see
-//! [`MatmulKernel`]).
+//! [`MatmulKernel`]). On AVX-512 CPUs a product of a few rows (one short text: a search
+//! query, a note) by a weight matrix runs on this crate's own kernel, which reads the stored
+//! weights in place instead of copying them into a BLAS layout first: a 9-token query
+//! embeds in 2.8 ms instead of OpenBLAS's 4.0 on two cores.
 //!
 //! The model is read from disk, never downloaded: see [`model_dir`] for where it is looked
 //! for and `scripts/fetch-model.sh` for putting it there.
@@ -19,6 +22,7 @@ mod attention;
 mod dense;
 mod encoder;
 mod error;
+mod few_rows;
 mod gelu;
 mod mapped_weights;
 mod matmul;
