@@ -56,5 +56,7 @@ pub use memory_store::MemoryStore;
 pub use palace::{NewDrawer, Palace, PalaceLimits};
 pub use protocol::{AAAK_SPEC, PALACE_PROTOCOL};
 pub use retrieval::{CandidateSource, Fusion, SearchMode, SearchRequest};
-pub use vector_store::{LexicalHit, Neighbour, Page, RoomCount, VectorStore, rank_lexical_hits};
+pub use vector_store::{
+    LexicalHit, Neighbour, NeighbourId, Page, RoomCount, VectorStore, rank_lexical_hits,
+};
 pub use write_lock::{FileWriteLock, ProcessWriteLock, WriteGuard, WriteLock};

@@ -696,25 +696,47 @@ impl Palace {
         self.duplicates_of(&vector, threshold).await
     }
 
+    /// The drawers at `threshold` similarity or more among the nearest few: ids and distances
+    /// first, then the drawers themselves only when one is that close (rarely).
     async fn duplicates_of(&self, vector: &[f32], threshold: f64) -> Result<DuplicateCheck> {
-        let neighbours = self
+        let close: Vec<(String, f64)> = self
             .store
-            .query(
+            .nearest_ids(
                 vector,
                 &DrawerFilter::all(),
                 self.limits.duplicate_candidates,
             )
-            .await?;
-        let matches: Vec<DuplicateMatch> = neighbours
+            .await?
             .into_iter()
-            .map(|n| (similarity_from_distance(n.distance), n.drawer))
-            .filter(|(similarity, _)| *similarity >= threshold)
-            .map(|(similarity, d)| DuplicateMatch {
-                id: d.id,
-                wing: d.metadata.wing,
-                room: d.metadata.room,
-                similarity,
-                content: preview(&d.text, 200),
+            .map(|n| (n.id, similarity_from_distance(n.distance)))
+            .filter(|(_, similarity)| *similarity >= threshold)
+            .collect();
+        if close.is_empty() {
+            return Ok(DuplicateCheck {
+                is_duplicate: false,
+                matches: Vec::new(),
+            });
+        }
+        let ids: Vec<String> = close.iter().map(|(id, _)| id.clone()).collect();
+        let mut drawers: HashMap<String, Drawer> = self
+            .store
+            .get(&ids)
+            .await?
+            .into_iter()
+            .map(|d| (d.id.clone(), d))
+            .collect();
+        // A drawer deleted between the two reads is no longer a duplicate.
+        let matches: Vec<DuplicateMatch> = close
+            .into_iter()
+            .filter_map(|(id, similarity)| {
+                let d = drawers.remove(&id)?;
+                Some(DuplicateMatch {
+                    id: d.id,
+                    wing: d.metadata.wing,
+                    room: d.metadata.room,
+                    similarity,
+                    content: preview(&d.text, 200),
+                })
             })
             .collect();
         Ok(DuplicateCheck {

@@ -17,6 +17,15 @@ pub struct Neighbour {
     pub distance: f32,
 }
 
+/// A neighbour found by [`VectorStore::nearest_ids`]: its id and distance, not the drawer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NeighbourId {
+    /// The drawer's id.
+    pub id: String,
+    /// Cosine distance `1 - cos` between the query and the drawer's vector.
+    pub distance: f32,
+}
+
 /// One lexical search result from a store: the drawer and its relevance score.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LexicalHit {
@@ -115,6 +124,27 @@ pub trait VectorStore: Send + Sync {
         filter: &DrawerFilter,
         limit: usize,
     ) -> Result<Vec<Neighbour>>;
+
+    /// The ids and distances of the `limit` nearest drawers, the ones [`VectorStore::query`]
+    /// finds and in its order, without reading their text or metadata: the duplicate check's
+    /// first look, which reads drawers only when one is close enough. The default runs
+    /// `query`; a store that can leave the other columns unread overrides it.
+    async fn nearest_ids(
+        &self,
+        vector: &[f32],
+        filter: &DrawerFilter,
+        limit: usize,
+    ) -> Result<Vec<NeighbourId>> {
+        Ok(self
+            .query(vector, filter, limit)
+            .await?
+            .into_iter()
+            .map(|n| NeighbourId {
+                id: n.drawer.id,
+                distance: n.distance,
+            })
+            .collect())
+    }
 
     /// The `limit` drawers within `filter` whose text best matches `text` by BM25 (or the
     /// backend's equivalent), best first, ties broken by ascending id.

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use arrow_array::Array as _;
 use arrow_array::cast::AsArray;
-use arrow_array::types::UInt32Type;
+use arrow_array::types::{Float32Type, UInt32Type};
 use arrow_array::{
     ArrayRef, FixedSizeListArray, Float32Array, RecordBatch, StringArray, UInt32Array,
 };
@@ -50,6 +50,8 @@ pub(crate) fn neighbour_columns(dated: bool) -> Vec<&'static str> {
     columns
 }
 
+/// The drawer id column.
+pub(crate) const ID_COLUMN: &str = "id";
 /// The column the full-text (BM25) index covers.
 pub(crate) const TEXT_COLUMN: &str = "text";
 /// The relevance column a full-text query adds (higher is better).
@@ -208,6 +210,14 @@ fn utf8<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray> {
 /// A nullable text column, when the batch has it.
 fn optional_utf8<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a StringArray> {
     batch.column_by_name(name)?.as_string_opt::<i32>()
+}
+
+/// The `_distance` column of a nearest-neighbour result batch.
+pub(crate) fn batch_distances(batch: &RecordBatch) -> Result<&Float32Array> {
+    batch
+        .column_by_name(DISTANCE_COLUMN)
+        .and_then(|c| c.as_primitive_opt::<Float32Type>())
+        .ok_or_else(|| PalaceError::store("lancedb", "query", "no _distance column in the result"))
 }
 
 /// The ids in a result batch (which must hold the `id` column).

@@ -19,7 +19,8 @@ use mempalace_core::lexical::query_terms;
 use mempalace_core::rank_lexical_hits;
 use mempalace_core::validation::validate_vector_pairs;
 use mempalace_core::{
-    Drawer, DrawerFilter, LexicalHit, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore,
+    Drawer, DrawerFilter, LexicalHit, Neighbour, NeighbourId, Page, PalaceError, Result, RoomCount,
+    VectorStore,
 };
 use tokio::sync::{Mutex, OnceCell};
 
@@ -28,10 +29,20 @@ use crate::options::LanceOptions;
 use crate::predicate::{filter_predicate, ids_predicate};
 use crate::room_count_cache::RoomCountCache;
 use crate::schema::{
-    DISTANCE_COLUMN, SCORE_COLUMN, TEXT_COLUMN, batch_drawers, batch_ids, batch_vectors,
-    batch_wing_rooms, dated_columns_schema, drawer_columns, drawers_batch, drawers_schema,
-    has_dated_columns, lexical_columns, neighbour_columns, vector_dimension,
+    DISTANCE_COLUMN, ID_COLUMN, SCORE_COLUMN, TEXT_COLUMN, batch_distances, batch_drawers,
+    batch_ids, batch_vectors, batch_wing_rooms, dated_columns_schema, drawer_columns,
+    drawers_batch, drawers_schema, has_dated_columns, lexical_columns, neighbour_columns,
+    vector_dimension,
 };
+
+/// What a nearest-neighbour query reads besides the distance.
+#[derive(Clone, Copy)]
+enum Columns {
+    /// The whole drawer (not its vector).
+    Drawer,
+    /// The id alone.
+    Id,
+}
 
 /// Ids per `IN (...)` predicate.
 const IDS_PER_QUERY: usize = 500;
@@ -320,6 +331,57 @@ impl LanceStore {
         }
     }
 
+    /// The nearest `limit` rows to `vector` within `filter` (with `_distance`), through the
+    /// vector index when there is one; `None` when the table does not exist yet.
+    async fn nearest(
+        &self,
+        vector: &[f32],
+        filter: &DrawerFilter,
+        limit: usize,
+        columns: Columns,
+    ) -> Result<Option<Vec<RecordBatch>>> {
+        self.check_vector(vector, "query")?;
+        let Some(table) = self.existing_table().await? else {
+            return Ok(None);
+        };
+        if limit == 0 {
+            return Ok(Some(Vec::new()));
+        }
+        let dated = self.is_dated(table).await?;
+        let selected = match columns {
+            Columns::Drawer => neighbour_columns(dated),
+            Columns::Id => vec![ID_COLUMN, DISTANCE_COLUMN],
+        };
+        let mut q = table
+            .query()
+            .nearest_to(vector)
+            .map_err(lance_err("query"))?
+            .distance_type(DistanceType::Cosine)
+            .select(Select::columns(&selected))
+            .limit(limit);
+        if self.vector_index_exists(table).await? {
+            let refine = maintenance::refine_factor(limit, self.shared.opts.refine_factor);
+            q = q
+                .refine_factor(refine)
+                .ef(maintenance::hnsw_ef(limit, refine))
+                .nprobes(maintenance::NPROBES)
+                .map_err(lance_err("query"))?;
+        } else {
+            q = q.bypass_vector_index();
+        }
+        if let Some(p) = filter_predicate(filter, dated) {
+            q = q.only_if(p);
+        }
+        let batches = q
+            .execute()
+            .await
+            .map_err(lance_err("query"))?
+            .try_collect()
+            .await
+            .map_err(lance_err("query"))?;
+        Ok(Some(batches))
+    }
+
     /// Whether `table` has the ANN index, listing the indexes only until it is found (this
     /// process or another may build it at any time).
     async fn vector_index_exists(&self, table: &Table) -> Result<bool> {
@@ -475,49 +537,12 @@ impl VectorStore for LanceStore {
         filter: &DrawerFilter,
         limit: usize,
     ) -> Result<Vec<Neighbour>> {
-        self.check_vector(vector, "query")?;
-        let Some(table) = self.existing_table().await? else {
+        let Some(batches) = self.nearest(vector, filter, limit, Columns::Drawer).await? else {
             return Ok(Vec::new());
         };
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
-        let dated = self.is_dated(table).await?;
-        let mut q = table
-            .query()
-            .nearest_to(vector)
-            .map_err(lance_err("query"))?
-            .distance_type(DistanceType::Cosine)
-            .select(Select::columns(&neighbour_columns(dated)))
-            .limit(limit);
-        if self.vector_index_exists(table).await? {
-            let refine = maintenance::refine_factor(limit, self.shared.opts.refine_factor);
-            q = q
-                .refine_factor(refine)
-                .ef(maintenance::hnsw_ef(limit, refine))
-                .nprobes(maintenance::NPROBES)
-                .map_err(lance_err("query"))?;
-        } else {
-            q = q.bypass_vector_index();
-        }
-        if let Some(p) = filter_predicate(filter, dated) {
-            q = q.only_if(p);
-        }
-        let batches: Vec<RecordBatch> = q
-            .execute()
-            .await
-            .map_err(lance_err("query"))?
-            .try_collect()
-            .await
-            .map_err(lance_err("query"))?;
         let mut out = Vec::new();
         for batch in &batches {
-            let distances = batch
-                .column_by_name(DISTANCE_COLUMN)
-                .and_then(|c| c.as_primitive_opt::<Float32Type>())
-                .ok_or_else(|| {
-                    PalaceError::store("lancedb", "query", "no _distance column in the result")
-                })?;
+            let distances = batch_distances(batch)?;
             for (i, drawer) in batch_drawers(batch)?.into_iter().enumerate() {
                 out.push(Neighbour {
                     drawer,
@@ -529,6 +554,35 @@ impl VectorStore for LanceStore {
             a.distance
                 .total_cmp(&b.distance)
                 .then_with(|| a.drawer.id.cmp(&b.drawer.id))
+        });
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn nearest_ids(
+        &self,
+        vector: &[f32],
+        filter: &DrawerFilter,
+        limit: usize,
+    ) -> Result<Vec<NeighbourId>> {
+        let Some(batches) = self.nearest(vector, filter, limit, Columns::Id).await? else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for batch in &batches {
+            let distances = batch_distances(batch)?;
+            for (i, id) in batch_ids(batch)?.into_iter().enumerate() {
+                out.push(NeighbourId {
+                    id,
+                    distance: distances.value(i),
+                });
+            }
+        }
+        out.sort_by(|a, b| {
+            a.distance
+                .total_cmp(&b.distance)
+                .then_with(|| a.id.cmp(&b.id))
         });
         out.truncate(limit);
         Ok(out)

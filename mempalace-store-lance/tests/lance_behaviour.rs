@@ -56,6 +56,41 @@ async fn settling_indexes_new_rows_and_builds_the_ann_index_past_the_threshold()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nearest_ids_find_what_query_finds_through_the_ann_index_and_the_unindexed_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), |o| o.with_index_threshold(200)).await;
+    let (drawers, vectors) = seeded(23, 460, DIM);
+    s.upsert(&drawers[..400], &vectors[..400]).await.unwrap();
+    s.optimize().await.unwrap();
+    assert!(s.has_vector_index().await.unwrap());
+    // Rows written after the index: a query searches them without it.
+    s.upsert(&drawers[400..], &vectors[400..]).await.unwrap();
+    let mut queries = unit_vectors(77, 8, DIM);
+    queries.push(vectors[420].clone());
+    queries.push(vectors[30].clone());
+    for q in &queries {
+        for filter in [DrawerFilter::all(), DrawerFilter::wing("wing_code")] {
+            for limit in [1, 5, 40] {
+                let full = s.query(q, &filter, limit).await.unwrap();
+                let ids = s.nearest_ids(q, &filter, limit).await.unwrap();
+                assert_eq!(
+                    ids.iter().map(|n| &n.id).collect::<Vec<_>>(),
+                    full.iter().map(|n| &n.drawer.id).collect::<Vec<_>>()
+                );
+                for (n, f) in ids.iter().zip(&full) {
+                    assert!((n.distance - f.distance).abs() < 1e-6);
+                }
+            }
+        }
+    }
+    let own = s
+        .nearest_ids(&vectors[420], &DrawerFilter::all(), 1)
+        .await
+        .unwrap();
+    assert_eq!(own[0].id, drawers[420].id, "an unindexed row is found");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ann_index_above_threshold_meets_the_recall_bar() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path(), |o| o.with_index_threshold(2_000)).await;

@@ -43,7 +43,8 @@ macro_rules! vector_store_conformance {
         $crate::vector_store_conformance!(@tests $factory, $ranking, [$($var)?];
             empty_store_behaviour, upsert_get_delete_round_trip, upsert_replaces_same_id,
             insert_new_files_fresh_drawers,
-            filters_by_wing_room_and_source, ranking_matches_exact_reference, room_counts_match_reference,
+            filters_by_wing_room_and_source, ranking_matches_exact_reference, nearest_ids_rank_as_query_does,
+            room_counts_match_reference,
             paging_is_stable_and_complete, dimension_mismatch_writes_nothing, unicode_text_and_names,
             hostile_filter_values_are_literal, concurrent_upserts_all_land, limit_larger_than_store,
             lexical_query_finds_words_and_honours_filters, id_and_time_filters_are_pushed_down,

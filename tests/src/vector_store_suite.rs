@@ -261,6 +261,55 @@ pub async fn ranking_matches_exact_reference<F: StoreFactory + ?Sized>(
     }
 }
 
+/// `nearest_ids` names the drawers `query` finds, in its order and at its distances, within
+/// every filter, and finds nothing in an empty store or for a bad vector.
+pub async fn nearest_ids_rank_as_query_does<F: StoreFactory + ?Sized>(factory: &F, _: Ranking) {
+    let empty = factory.create(DIM).await;
+    let q = unit_vectors(99, 1, DIM).remove(0);
+    assert!(
+        empty
+            .store
+            .nearest_ids(&q, &DrawerFilter::all(), 5)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let (fx, _, vectors) = loaded(factory, 300).await;
+    let mut queries = unit_vectors(4343, 6, DIM);
+    queries.push(vectors[17].clone());
+    for filter in filters() {
+        for q in &queries {
+            for limit in [1, 5, 12] {
+                let hits = fx.store.query(q, &filter, limit).await.unwrap();
+                let ids = fx.store.nearest_ids(q, &filter, limit).await.unwrap();
+                assert_eq!(
+                    ids.iter().map(|n| &n.id).collect::<Vec<_>>(),
+                    hits.iter().map(|h| &h.drawer.id).collect::<Vec<_>>(),
+                    "nearest_ids {filter:?} limit {limit}"
+                );
+                for (n, h) in ids.iter().zip(&hits) {
+                    assert!((n.distance - h.distance).abs() < DISTANCE_TOLERANCE);
+                }
+            }
+        }
+    }
+    let own = fx
+        .store
+        .nearest_ids(&vectors[17], &DrawerFilter::all(), 1)
+        .await
+        .unwrap();
+    assert!(
+        own[0].distance.abs() < DISTANCE_TOLERANCE,
+        "a drawer is nearest to itself"
+    );
+    assert!(matches!(
+        fx.store
+            .nearest_ids(&[1.0; 3], &DrawerFilter::all(), 3)
+            .await,
+        Err(PalaceError::DimensionMismatch { .. })
+    ));
+}
+
 /// Per-(wing, room) counts equal the reference's, sorted by wing then room.
 pub async fn room_counts_match_reference<F: StoreFactory + ?Sized>(factory: &F, _: Ranking) {
     let (fx, r, _) = loaded(factory, 250).await;
