@@ -58,5 +58,6 @@ pub use protocol::{AAAK_SPEC, PALACE_PROTOCOL};
 pub use retrieval::{CandidateSource, Fusion, SearchMode, SearchRequest};
 pub use vector_store::{
     LexicalHit, Neighbour, NeighbourId, Page, RoomCount, VectorStore, rank_lexical_hits,
+    rank_neighbour_ids, rank_neighbours,
 };
 pub use write_lock::{FileWriteLock, ProcessWriteLock, WriteGuard, WriteLock};

@@ -11,7 +11,9 @@ use crate::filter::DrawerFilter;
 use crate::lexical::{idf, query_terms, term_weight, terms};
 use crate::similarity::cosine_distance;
 use crate::validation::validate_vector_pairs;
-use crate::vector_store::{LexicalHit, Neighbour, Page, RoomCount, VectorStore, rank_lexical_hits};
+use crate::vector_store::{
+    LexicalHit, Neighbour, Page, RoomCount, VectorStore, rank_lexical_hits, rank_neighbours,
+};
 
 /// What the store holds once created.
 #[derive(Default)]
@@ -114,12 +116,7 @@ impl VectorStore for MemoryStore {
                 distance: cosine_distance(vector, v),
             })
             .collect();
-        scored.sort_by(|a, b| {
-            a.distance
-                .total_cmp(&b.distance)
-                .then_with(|| a.drawer.id.cmp(&b.drawer.id))
-        });
-        scored.truncate(limit);
+        rank_neighbours(&mut scored, limit);
         Ok(scored)
     }
 

@@ -51,6 +51,31 @@ pub fn rank_lexical_hits(hits: &mut Vec<LexicalHit>, limit: usize) {
     hits.truncate(limit);
 }
 
+/// The order every store answers a nearest-neighbour query in: ascending distance, ties by
+/// ascending drawer id.
+fn nearest_first(
+    (a_distance, a_id): (f32, &str),
+    (b_distance, b_id): (f32, &str),
+) -> std::cmp::Ordering {
+    a_distance
+        .total_cmp(&b_distance)
+        .then_with(|| a_id.cmp(b_id))
+}
+
+/// Puts neighbours in the order every store answers with (nearest first, ties by id) and
+/// keeps the first `limit`.
+pub fn rank_neighbours(neighbours: &mut Vec<Neighbour>, limit: usize) {
+    neighbours
+        .sort_by(|a, b| nearest_first((a.distance, &a.drawer.id), (b.distance, &b.drawer.id)));
+    neighbours.truncate(limit);
+}
+
+/// [`rank_neighbours`] for the ids and distances of [`VectorStore::nearest_ids`].
+pub fn rank_neighbour_ids(neighbours: &mut Vec<NeighbourId>, limit: usize) {
+    neighbours.sort_by(|a, b| nearest_first((a.distance, &a.id), (b.distance, &b.id)));
+    neighbours.truncate(limit);
+}
+
 /// How many drawers one (wing, room) pair holds.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct RoomCount {
@@ -227,5 +252,59 @@ pub trait VectorStore: Send + Sync {
     /// the next reads are fast; called after bulk filing. A no-op where nothing is deferred.
     async fn settle(&self) -> Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AddedBy, DrawerMetadata};
+
+    fn n(id: &str, distance: f32) -> Neighbour {
+        Neighbour {
+            drawer: Drawer {
+                id: id.into(),
+                text: String::new(),
+                metadata: DrawerMetadata {
+                    wing: "w".into(),
+                    room: "r".into(),
+                    source_file: String::new(),
+                    chunk_index: 0,
+                    added_by: AddedBy::Mcp,
+                    filed_at: String::new(),
+                    authored_at: None,
+                    conversation: None,
+                },
+            },
+            distance,
+        }
+    }
+
+    #[test]
+    fn neighbours_are_sorted_by_distance_then_id_and_truncated() {
+        let mut v = vec![
+            n("c", 0.5),
+            n("b", 0.1),
+            n("a", 0.5),
+            n("d", 0.0),
+            n("e", 0.9),
+        ];
+        let mut ids: Vec<NeighbourId> = v
+            .iter()
+            .map(|x| NeighbourId {
+                id: x.drawer.id.clone(),
+                distance: x.distance,
+            })
+            .collect();
+        rank_neighbours(&mut v, 4);
+        let order: Vec<_> = v.iter().map(|x| x.drawer.id.as_str()).collect();
+        assert_eq!(order, ["d", "b", "a", "c"]);
+        rank_neighbours(&mut v, 10);
+        assert_eq!(v.len(), 4);
+        rank_neighbours(&mut v, 0);
+        assert!(v.is_empty());
+        rank_neighbour_ids(&mut ids, 4);
+        let order: Vec<_> = ids.iter().map(|x| x.id.as_str()).collect();
+        assert_eq!(order, ["d", "b", "a", "c"], "the same order for ids alone");
     }
 }

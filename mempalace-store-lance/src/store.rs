@@ -16,12 +16,12 @@ use lancedb::index::scalar::FullTextSearchQuery;
 use lancedb::query::{ColumnOrdering, ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, DistanceType, Table};
 use mempalace_core::lexical::query_terms;
-use mempalace_core::rank_lexical_hits;
 use mempalace_core::validation::validate_vector_pairs;
 use mempalace_core::{
     Drawer, DrawerFilter, LexicalHit, Neighbour, NeighbourId, Page, PalaceError, Result, RoomCount,
     VectorStore,
 };
+use mempalace_core::{rank_lexical_hits, rank_neighbour_ids, rank_neighbours};
 use tokio::sync::{Mutex, OnceCell};
 
 use crate::maintenance::{self, IndexMerge, MaintenanceReport};
@@ -550,12 +550,7 @@ impl VectorStore for LanceStore {
                 });
             }
         }
-        out.sort_by(|a, b| {
-            a.distance
-                .total_cmp(&b.distance)
-                .then_with(|| a.drawer.id.cmp(&b.drawer.id))
-        });
-        out.truncate(limit);
+        rank_neighbours(&mut out, limit);
         Ok(out)
     }
 
@@ -579,12 +574,7 @@ impl VectorStore for LanceStore {
                 });
             }
         }
-        out.sort_by(|a, b| {
-            a.distance
-                .total_cmp(&b.distance)
-                .then_with(|| a.id.cmp(&b.id))
-        });
-        out.truncate(limit);
+        rank_neighbour_ids(&mut out, limit);
         Ok(out)
     }
 

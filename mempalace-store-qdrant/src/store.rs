@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use mempalace_core::lexical::query_terms;
-use mempalace_core::rank_lexical_hits;
 use mempalace_core::validation::validate_vector_pairs;
 use mempalace_core::{
     Drawer, DrawerFilter, LexicalHit, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore,
 };
+use mempalace_core::{rank_lexical_hits, rank_neighbours};
 use qdrant_client::qdrant::{
     Condition, CountPointsBuilder, CreateCollection, CreateCollectionBuilder,
     CreateFieldIndexCollectionBuilder, CreateVectorNameRequestBuilder, DeletePointsBuilder,
@@ -38,7 +38,7 @@ use crate::payload::{
     DRAWER_ID, ROOM, TEXT, WING, dense_vector, drawer_from_payload, drawer_id_of,
     drawer_to_payload, wing_room_of,
 };
-use crate::ranking::{distance_from_score, sort_neighbours};
+use crate::ranking::distance_from_score;
 
 /// Points per upsert request.
 const UPSERT_BATCH: usize = 256;
@@ -688,7 +688,7 @@ impl VectorStore for QdrantStore {
             })
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| self.bad_payload("query", e))?;
-        sort_neighbours(&mut neighbours, limit);
+        rank_neighbours(&mut neighbours, limit);
         Ok(neighbours)
     }
 
