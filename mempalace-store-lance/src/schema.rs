@@ -17,7 +17,7 @@ pub(crate) const VECTOR_COLUMN: &str = "vector";
 /// the table has them: tables made before conversation mining gain them on their first write).
 pub(crate) fn drawer_columns(dated: bool) -> Vec<&'static str> {
     let mut columns = vec![
-        "id",
+        ID_COLUMN,
         "text",
         "wing",
         "room",
@@ -102,7 +102,7 @@ pub(crate) fn batch_vectors(batch: &RecordBatch) -> Result<Vec<Vec<f32>>> {
 pub(crate) fn drawers_schema(dimension: usize) -> SchemaRef {
     // The id is declared the table's (unenforced) primary key, so that two writers merging the
     // same new id at once conflict and retry instead of both inserting it.
-    let id = Field::new("id", DataType::Utf8, false).with_metadata(
+    let id = Field::new(ID_COLUMN, DataType::Utf8, false).with_metadata(
         [(
             "lance-schema:unenforced-primary-key".to_string(),
             "true".to_string(),
@@ -222,7 +222,7 @@ pub(crate) fn batch_distances(batch: &RecordBatch) -> Result<&Float32Array> {
 
 /// The ids in a result batch (which must hold the `id` column).
 pub(crate) fn batch_ids(batch: &RecordBatch) -> Result<Vec<String>> {
-    Ok(utf8(batch, "id")?
+    Ok(utf8(batch, ID_COLUMN)?
         .iter()
         .flatten()
         .map(str::to_string)
@@ -232,7 +232,7 @@ pub(crate) fn batch_ids(batch: &RecordBatch) -> Result<Vec<String>> {
 /// The drawers in a result batch (which must hold the [`drawer_columns`]).
 pub(crate) fn batch_drawers(batch: &RecordBatch) -> Result<Vec<Drawer>> {
     let (id, text, wing, room) = (
-        utf8(batch, "id")?,
+        utf8(batch, ID_COLUMN)?,
         utf8(batch, "text")?,
         utf8(batch, "wing")?,
         utf8(batch, "room")?,

@@ -469,7 +469,9 @@ impl LanceStore {
         }
         if let Some(page) = page {
             q = q
-                .order_by(Some(vec![ColumnOrdering::asc_nulls_last("id".to_string())]))
+                .order_by(Some(vec![ColumnOrdering::asc_nulls_last(
+                    ID_COLUMN.to_string(),
+                )]))
                 .offset(page.offset)
                 .limit(page.limit);
         }
@@ -505,7 +507,7 @@ impl VectorStore for LanceStore {
         let Some((table, rows)) = self.write_rows(drawers, vectors, "upsert").await? else {
             return Ok(());
         };
-        let mut merge = table.merge_insert(&["id"]);
+        let mut merge = table.merge_insert(&[ID_COLUMN]);
         merge
             .when_matched_update_all(None)
             .when_not_matched_insert_all();
@@ -752,10 +754,10 @@ impl VectorStore for LanceStore {
         let dated = self.is_dated(table).await?;
         let mut q = table
             .query()
-            .select(Select::columns(&["id", "filed_at"]))
+            .select(Select::columns(&[ID_COLUMN, "filed_at"]))
             .order_by(Some(vec![
                 ColumnOrdering::desc_nulls_last("filed_at".to_string()),
-                ColumnOrdering::asc_nulls_last("id".to_string()),
+                ColumnOrdering::asc_nulls_last(ID_COLUMN.to_string()),
             ]))
             .limit(limit);
         if let Some(p) = filter_predicate(filter, dated) {
