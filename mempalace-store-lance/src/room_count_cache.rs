@@ -1,6 +1,8 @@
 //! Room counts remembered per table version: `status` and the taxonomy of an unchanged table
 //! answer without a scan. Every commit, by this process or another, makes a new table version
-//! (and reads check for the latest one), so a remembered count is never stale.
+//! (and reads check for the latest one), so a remembered count is never stale. An append made
+//! here carries the unfiltered counts to its own version when it is the very next commit, so
+//! `status` after `add_drawer` does not count the table again.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -47,6 +49,39 @@ impl RoomCountCache {
         }
         state.by_filter.insert(predicate, counts.to_vec());
     }
+
+    /// After this process appended rows filed under `added` (a wing and room per row) in the
+    /// commit that made version `committed`: when that commit directly follows the version
+    /// remembered, the unfiltered counts move to it with the rows added. Filtered counts are
+    /// forgotten (a filter may read other columns). Any other commit in between (another
+    /// writer, a compaction) leaves the cache behind, and the next read counts again.
+    pub(crate) fn after_append(&self, committed: u64, added: &[(&str, &str)]) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if committed != state.version + 1 {
+            return;
+        }
+        let unfiltered = state.by_filter.remove(&None);
+        state.by_filter.clear();
+        state.version = committed;
+        let Some(mut counts) = unfiltered else {
+            return;
+        };
+        for &(wing, room) in added {
+            match counts.binary_search_by(|c| (c.wing.as_str(), c.room.as_str()).cmp(&(wing, room)))
+            {
+                Ok(i) => counts[i].count += 1,
+                Err(i) => counts.insert(
+                    i,
+                    RoomCount {
+                        wing: wing.to_string(),
+                        room: room.to_string(),
+                        count: 1,
+                    },
+                ),
+            }
+        }
+        state.by_filter.insert(None, counts);
+    }
 }
 
 #[cfg(test)]
@@ -77,5 +112,48 @@ mod tests {
         // A late answer for an older version does not replace the newer one.
         cache.put(3, None, &counts(5));
         assert_eq!(cache.get(4, &None), Some(counts(6)));
+    }
+
+    fn room(wing: &str, room: &str, count: u64) -> RoomCount {
+        RoomCount {
+            wing: wing.into(),
+            room: room.into(),
+            count,
+        }
+    }
+
+    #[test]
+    fn an_append_that_is_the_next_commit_carries_the_unfiltered_counts_forward() {
+        let cache = RoomCountCache::default();
+        cache.put(7, None, &[room("a", "x", 2), room("c", "z", 1)]);
+        cache.put(7, Some("wing = 'a'".into()), &[room("a", "x", 2)]);
+        cache.after_append(8, &[("a", "x"), ("b", "y"), ("d", "w"), ("b", "y")]);
+        assert_eq!(
+            cache.get(8, &None),
+            Some(vec![
+                room("a", "x", 3),
+                room("b", "y", 2),
+                room("c", "z", 1),
+                room("d", "w", 1),
+            ]),
+            "counts added in (wing, room) order, as a count reads them"
+        );
+        // A filtered count may depend on columns the append does not tell: counted again.
+        assert_eq!(cache.get(8, &Some("wing = 'a'".into())), None);
+        assert_eq!(cache.get(7, &None), None);
+    }
+
+    #[test]
+    fn an_append_after_a_commit_not_seen_here_leaves_the_counts_to_be_counted_again() {
+        let cache = RoomCountCache::default();
+        cache.put(7, None, &[room("a", "x", 2)]);
+        // Version 8 was another writer's (or a compaction's): 9 cannot be derived from 7.
+        cache.after_append(9, &[("a", "x")]);
+        assert_eq!(cache.get(9, &None), None);
+        assert_eq!(cache.get(7, &None), Some(vec![room("a", "x", 2)]));
+        // Nothing remembered to carry: the version moves on with nothing for it.
+        let empty = RoomCountCache::default();
+        empty.after_append(1, &[("a", "x")]);
+        assert_eq!(empty.get(1, &None), None);
     }
 }

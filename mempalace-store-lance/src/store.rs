@@ -214,14 +214,15 @@ impl LanceStore {
     }
 
     /// A write's drawers as rows for the table (created if missing, given the dated columns),
-    /// after checking every vector; `None` for an empty write. The last occurrence of an id
-    /// wins (Lance refuses ambiguous merges).
+    /// after checking every vector, with the positions in `drawers` of the rows written;
+    /// `None` for an empty write. The last occurrence of an id wins (Lance refuses ambiguous
+    /// merges).
     async fn write_rows(
         &self,
         drawers: &[Drawer],
         vectors: &[Vec<f32>],
         operation: &str,
-    ) -> Result<Option<(&Table, Box<dyn RecordBatchReader + Send>)>> {
+    ) -> Result<Option<(&Table, Box<dyn RecordBatchReader + Send>, Vec<usize>)>> {
         validate_vector_pairs(drawers, vectors)?;
         for (d, v) in drawers.iter().zip(vectors) {
             self.check_vector(v, &format!("{operation} of {}", d.id))?;
@@ -245,7 +246,7 @@ impl LanceStore {
             vec![Ok(batch)],
             Arc::clone(&self.shared.schema),
         ));
-        Ok(Some((table, reader)))
+        Ok(Some((table, reader, keep)))
     }
 
     fn check_vector(&self, vector: &[f32], context: &str) -> Result<()> {
@@ -504,7 +505,7 @@ impl VectorStore for LanceStore {
 
     #[tracing::instrument(level = "debug", skip_all)]
     async fn upsert(&self, drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()> {
-        let Some((table, rows)) = self.write_rows(drawers, vectors, "upsert").await? else {
+        let Some((table, rows, _)) = self.write_rows(drawers, vectors, "upsert").await? else {
             return Ok(());
         };
         let mut merge = table.merge_insert(&[ID_COLUMN]);
@@ -520,14 +521,25 @@ impl VectorStore for LanceStore {
     /// commit.
     #[tracing::instrument(level = "debug", skip_all)]
     async fn insert_new(&self, drawers: &[Drawer], vectors: &[Vec<f32>]) -> Result<()> {
-        let Some((table, rows)) = self.write_rows(drawers, vectors, "insert_new").await? else {
+        let Some((table, rows, written)) = self.write_rows(drawers, vectors, "insert_new").await?
+        else {
             return Ok(());
         };
-        table
+        let added = table
             .add(rows)
             .execute()
             .await
             .map_err(lance_err("insert_new"))?;
+        let rooms: Vec<(&str, &str)> = written
+            .iter()
+            .map(|&i| {
+                (
+                    drawers[i].metadata.wing.as_str(),
+                    drawers[i].metadata.room.as_str(),
+                )
+            })
+            .collect();
+        self.shared.room_counts.after_append(added.version, &rooms);
         self.after_write();
         Ok(())
     }

@@ -541,3 +541,45 @@ async fn one_drawer_writes_are_merged_in_the_background_without_rebuilding_the_i
         );
     }
 }
+
+/// Room counts after appends made here are carried forward, not counted again; they must
+/// still equal a fresh count, including when another handle (as another process would)
+/// appended in between, and with writes in a room the counts had not seen yet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn room_counts_after_appends_here_and_elsewhere_equal_a_fresh_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = store(dir.path(), |o| o).await;
+    let b = store(dir.path(), |o| o).await;
+    let (drawers, vectors) = seeded(31, 40, DIM);
+    a.upsert(&drawers[..10], &vectors[..10]).await.unwrap();
+    let all = DrawerFilter::all();
+    let mut expected_total = 10;
+    for (round, i) in (10..40).step_by(3).enumerate() {
+        // Remembered for this version, then a write: by this handle, or (every third
+        // round) by the other one, which this handle's cache cannot follow.
+        a.room_counts(&all).await.unwrap();
+        let writer = if round % 3 == 2 { &b } else { &a };
+        let mut batch = drawers[i..i + 3].to_vec();
+        batch[0].metadata.room = format!("new_room_{round}");
+        // The same id twice in one write is stored once (the last wins).
+        batch.push(batch[2].clone());
+        let mut batch_vectors = vectors[i..i + 3].to_vec();
+        batch_vectors.push(vectors[i + 2].clone());
+        writer.insert_new(&batch, &batch_vectors).await.unwrap();
+        expected_total += 3;
+        let fresh = store(dir.path(), |o| o).await;
+        let counted = fresh.room_counts(&all).await.unwrap();
+        assert_eq!(a.room_counts(&all).await.unwrap(), counted, "round {round}");
+        assert_eq!(
+            counted.iter().map(|c| c.count).sum::<u64>(),
+            expected_total,
+            "round {round}"
+        );
+        let wing = &drawers[i].metadata.wing;
+        assert_eq!(
+            a.room_counts(&DrawerFilter::wing(wing)).await.unwrap(),
+            fresh.room_counts(&DrawerFilter::wing(wing)).await.unwrap(),
+            "round {round}: a filtered count is counted, not carried"
+        );
+    }
+}
