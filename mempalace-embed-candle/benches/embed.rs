@@ -1,7 +1,7 @@
 //! Embedding speed of all-MiniLM-L6-v2 on this machine, printed as a table: sentences per
 //! second for short (~12 words) and paragraph (~120 words) texts at batch sizes 1, 16 and 64,
-//! one text per call (p50 and p95 ms: what a search or an add_drawer waits for), plus model
-//! load time and resident memory.
+//! one text per call (p50 and p95 ms: what a search or an add_drawer waits for), also through
+//! the async `Embedder::embed` the server calls, plus model load time and resident memory.
 //! Run: `cargo bench --workspace --profile dev --bench embed`.
 
 use std::time::Instant;
@@ -57,6 +57,35 @@ fn texts(words: usize, n: usize) -> Vec<String> {
         .collect()
 }
 
+/// One short text per call through `Embedder::embed` on a two-worker tokio runtime, as the
+/// server calls it: the hand-off to the embedding threads and back included.
+fn async_calls(model: &MiniLmEmbedder) {
+    use mempalace_core::Embedder;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let input = texts(12, 64);
+    let mut times = Vec::new();
+    runtime.block_on(async {
+        for text in input.iter().cycle().take(3 * input.len()) {
+            let t = Instant::now();
+            let out = model.embed(std::slice::from_ref(text)).await.unwrap();
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            assert_eq!(out.len(), 1);
+        }
+    });
+    times.sort_by(f64::total_cmp);
+    println!();
+    println!("| one text per call, async | p50 ms | p95 ms |\n| --- | --- | --- |");
+    println!(
+        "| short (~12 words), `Embedder::embed` | {:.2} | {:.2} |",
+        times[times.len() / 2],
+        times[times.len() * 95 / 100]
+    );
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -100,6 +129,7 @@ fn main() {
             );
         }
     }
+    async_calls(&model);
     println!();
     println!("| matrix kernel | texts | batch size | sentences/s |\n| --- | --- | --- | --- |");
     for kernel in MatmulKernel::available() {

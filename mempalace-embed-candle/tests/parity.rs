@@ -111,6 +111,35 @@ async fn a_batch_of_many_passes_matches_the_references() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_and_cancelled_calls_leave_every_caller_its_own_vectors() {
+    let refs = std::sync::Arc::new(references());
+    let m = model().with_batch_size(1);
+    // A call given up before its vectors arrive (its task aborted) must not hold up or
+    // mix up the calls after it.
+    let abandoned = {
+        let m = m.clone();
+        let text = refs[0].text.clone();
+        tokio::spawn(async move { m.embed(&[text]).await })
+    };
+    abandoned.abort();
+    // Many tasks at once, each with its own text, each on the shared embedding threads.
+    let tasks: Vec<_> = (0..3 * refs.len())
+        .map(|i| {
+            let (m, refs) = (m.clone(), std::sync::Arc::clone(&refs));
+            tokio::spawn(async move {
+                let r = &refs[i % refs.len()];
+                let v = m.embed(std::slice::from_ref(&r.text)).await.unwrap();
+                (i, cosine(&v[0], &r.vector))
+            })
+        })
+        .collect();
+    for task in tasks {
+        let (i, c) = task.await.unwrap();
+        assert!(c >= 0.9999, "call {i}: cosine {c}");
+    }
+}
+
 #[test]
 fn the_weights_are_read_in_place_from_the_mapped_file() {
     assert!(model().weights_in_place());
