@@ -213,11 +213,30 @@ fn optional_utf8<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a StringArr
 }
 
 /// The `_distance` column of a nearest-neighbour result batch.
-pub(crate) fn batch_distances(batch: &RecordBatch) -> Result<&Float32Array> {
+fn batch_distances(batch: &RecordBatch) -> Result<&Float32Array> {
     batch
         .column_by_name(DISTANCE_COLUMN)
         .and_then(|c| c.as_primitive_opt::<Float32Type>())
         .ok_or_else(|| PalaceError::store("lancedb", "query", "no _distance column in the result"))
+}
+
+/// Each row of nearest-neighbour result batches, as `rows` reads a batch, with its
+/// `_distance`: the drawers of `query` and the ids of `nearest_ids` alike.
+pub(crate) fn rows_with_distances<T>(
+    batches: &[RecordBatch],
+    rows: impl Fn(&RecordBatch) -> Result<Vec<T>>,
+) -> Result<Vec<(T, f32)>> {
+    let mut out = Vec::new();
+    for batch in batches {
+        let distances = batch_distances(batch)?;
+        out.extend(
+            rows(batch)?
+                .into_iter()
+                .enumerate()
+                .map(|(i, row)| (row, distances.value(i))),
+        );
+    }
+    Ok(out)
 }
 
 /// The ids in a result batch (which must hold the `id` column).

@@ -29,10 +29,9 @@ use crate::options::LanceOptions;
 use crate::predicate::{filter_predicate, ids_predicate};
 use crate::room_count_cache::RoomCountCache;
 use crate::schema::{
-    DISTANCE_COLUMN, ID_COLUMN, SCORE_COLUMN, TEXT_COLUMN, batch_distances, batch_drawers,
-    batch_ids, batch_vectors, batch_wing_rooms, dated_columns_schema, drawer_columns,
-    drawers_batch, drawers_schema, has_dated_columns, lexical_columns, neighbour_columns,
-    vector_dimension,
+    DISTANCE_COLUMN, ID_COLUMN, SCORE_COLUMN, TEXT_COLUMN, batch_drawers, batch_ids, batch_vectors,
+    batch_wing_rooms, dated_columns_schema, drawer_columns, drawers_batch, drawers_schema,
+    has_dated_columns, lexical_columns, neighbour_columns, rows_with_distances, vector_dimension,
 };
 
 /// What a nearest-neighbour query reads besides the distance.
@@ -554,16 +553,10 @@ impl VectorStore for LanceStore {
         let Some(batches) = self.nearest(vector, filter, limit, Columns::Drawer).await? else {
             return Ok(Vec::new());
         };
-        let mut out = Vec::new();
-        for batch in &batches {
-            let distances = batch_distances(batch)?;
-            for (i, drawer) in batch_drawers(batch)?.into_iter().enumerate() {
-                out.push(Neighbour {
-                    drawer,
-                    distance: distances.value(i),
-                });
-            }
-        }
+        let mut out: Vec<Neighbour> = rows_with_distances(&batches, batch_drawers)?
+            .into_iter()
+            .map(|(drawer, distance)| Neighbour { drawer, distance })
+            .collect();
         rank_neighbours(&mut out, limit);
         Ok(out)
     }
@@ -578,16 +571,10 @@ impl VectorStore for LanceStore {
         let Some(batches) = self.nearest(vector, filter, limit, Columns::Id).await? else {
             return Ok(Vec::new());
         };
-        let mut out = Vec::new();
-        for batch in &batches {
-            let distances = batch_distances(batch)?;
-            for (i, id) in batch_ids(batch)?.into_iter().enumerate() {
-                out.push(NeighbourId {
-                    id,
-                    distance: distances.value(i),
-                });
-            }
-        }
+        let mut out: Vec<NeighbourId> = rows_with_distances(&batches, batch_ids)?
+            .into_iter()
+            .map(|(id, distance)| NeighbourId { id, distance })
+            .collect();
         rank_neighbour_ids(&mut out, limit);
         Ok(out)
     }
