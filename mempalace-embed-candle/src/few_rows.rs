@@ -6,6 +6,9 @@
 //! 2.3 MiB of weights per product costs more than multiplying them. Here each weight row is
 //! read once and multiplied with every input row while it sits in L1, four weight rows by
 //! four input rows at a time (sixteen accumulators, summed by one shuffle tree per four).
+//! While the first input rows meet four weight rows, the next four weight rows are prefetched:
+//! they come from memory (the model's 42 MB of layers do not stay in cache between calls),
+//! and prefetching them took one 30-token text from 7.8 to 7.35 ms p50 on 2 cores.
 //! `matmul` decides when this kernel runs.
 
 /// Whether this CPU runs the kernel (checked once).
@@ -88,11 +91,14 @@ mod avx512 {
         let full_m = m - m % 4;
         // SAFETY (every call): the rows and columns named are inside the caller's shapes.
         for j in (0..full_n).step_by(4) {
+            // The first pass over these weight rows also asks for the next four, which then
+            // arrive from memory while these are multiplied.
+            let next = (j + 8 <= full_n).then(|| unsafe { s.w.add((j + 4) * s.ldw) });
             for i in (0..full_m).step_by(4) {
-                unsafe { four_by_four(s, i, j) };
+                unsafe { four_by_four(s, i, j, if i == 0 { next } else { None }) };
             }
             for i in full_m..m {
-                unsafe { one_by_four(s, i, j) };
+                unsafe { one_by_four(s, i, j, if full_m == 0 && i == 0 { next } else { None }) };
             }
         }
         for j in full_n..n {
@@ -111,6 +117,22 @@ mod avx512 {
     unsafe fn lanes(row: *const f32, p: usize, mask: __mmask16) -> __m512 {
         // SAFETY: the caller's contract; masked-off lanes are not read.
         unsafe { _mm512_maskz_loadu_ps(mask, row.add(p)) }
+    }
+
+    /// Asks for the cache line at lane `p` of four weight rows from `w` (stride `ldw`) to be
+    /// brought into L1.
+    ///
+    /// # Safety
+    /// The four rows must lie inside `w`'s allocation (a prefetch itself reads nothing).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn prefetch_four(w: *const f32, ldw: usize, p: usize) {
+        // SAFETY: the caller's contract keeps every address inside the allocation.
+        unsafe {
+            for r in 0..4 {
+                _mm_prefetch::<_MM_HINT_T0>(w.add(r * ldw + p).cast::<i8>());
+            }
+        }
     }
 
     /// The mask of the lanes from `p` that lie before `k`.
@@ -182,12 +204,13 @@ mod avx512 {
         }
     }
 
-    /// Input rows `i..i + 4` times weight rows `j..j + 4`: sixteen accumulators.
+    /// Input rows `i..i + 4` times weight rows `j..j + 4`: sixteen accumulators. With `next`
+    /// (the first of four more weight rows), those are prefetched along the way.
     ///
     /// # Safety
-    /// Those rows must be inside the caller's shapes.
+    /// Those rows must be inside the caller's shapes, and `next` four rows of `w`.
     #[target_feature(enable = "avx512f")]
-    unsafe fn four_by_four(s: &Shape, i: usize, j: usize) {
+    unsafe fn four_by_four(s: &Shape, i: usize, j: usize, next: Option<*const f32>) {
         // SAFETY (pointer arithmetic and loads): rows inside the shapes, lanes inside k.
         let (a0, a1, a2, a3) = unsafe {
             let a = s.a.add(i * s.lda);
@@ -201,6 +224,10 @@ mod avx512 {
         let mut c = [zero; 16];
         let mut p = 0;
         while p < s.k {
+            if let Some(next) = next {
+                // SAFETY: the caller's contract on `next`; a prefetch reads nothing.
+                unsafe { prefetch_four(next, s.ldw, p) };
+            }
             let mask = mask_from(p, s.k);
             let (x0, x1, x2, x3) = unsafe {
                 (
@@ -245,12 +272,13 @@ mod avx512 {
         }
     }
 
-    /// Input row `i` times weight rows `j..j + 4`.
+    /// Input row `i` times weight rows `j..j + 4`, prefetching four more from `next` as
+    /// [`four_by_four`] does.
     ///
     /// # Safety
-    /// Those rows must be inside the caller's shapes.
+    /// Those rows must be inside the caller's shapes, and `next` four rows of `w`.
     #[target_feature(enable = "avx512f")]
-    unsafe fn one_by_four(s: &Shape, i: usize, j: usize) {
+    unsafe fn one_by_four(s: &Shape, i: usize, j: usize, next: Option<*const f32>) {
         // SAFETY (pointer arithmetic and loads): rows inside the shapes, lanes inside k.
         let a = unsafe { s.a.add(i * s.lda) };
         let (w0, w1, w2, w3) = unsafe {
@@ -261,6 +289,10 @@ mod avx512 {
         let (mut c0, mut c1, mut c2, mut c3) = (zero, zero, zero, zero);
         let mut p = 0;
         while p < s.k {
+            if let Some(next) = next {
+                // SAFETY: as in four_by_four.
+                unsafe { prefetch_four(next, s.ldw, p) };
+            }
             let mask = mask_from(p, s.k);
             let y = unsafe { lanes(a, p, mask) };
             c0 = _mm512_fmadd_ps(y, unsafe { lanes(w0, p, mask) }, c0);
@@ -315,6 +347,8 @@ mod tests {
             (3, 5, 17),
             (4, 4, 16),
             (7, 9, 40),
+            (2, 12, 100),
+            (5, 13, 33),
             (16, 384, 384),
             (10, 6, 1536),
         ] {
