@@ -236,24 +236,20 @@ impl ServerHandler for MemPalaceServer {
 /// Serves `palace` over stdin/stdout until the client disconnects (recall only when
 /// `read_only`). `on_ready` runs once the client's `initialize` has been answered (start
 /// loading the model there). Lines that are not JSON are answered with a parse error by
-/// [`super::stdio_guard`].
+/// [`super::stdio_guard::GuardedTransport`].
 pub async fn serve_stdio(
     palace: Arc<Palace>,
     read_only: bool,
     on_ready: impl FnOnce() + Send,
 ) -> anyhow::Result<()> {
-    let (server_side, proxy_side) = tokio::io::duplex(1 << 20);
-    let (from_server, to_server) = tokio::io::split(proxy_side);
-    let guard = tokio::spawn(super::stdio_guard::guard_lines(
+    let transport = super::stdio_guard::GuardedTransport::new(
         super::stdio_streams::input(),
         super::stdio_streams::output(),
-        from_server,
-        to_server,
-    ));
-    let (server_read, server_write) = tokio::io::split(server_side);
+    );
+    let answers = transport.pending_answers();
     let server = MemPalaceServer::new(palace).read_only(read_only);
     let calls = server.call_gate();
-    match server.serve((server_read, server_write)).await {
+    match server.serve(transport).await {
         Ok(service) => {
             on_ready();
             service.waiting().await?;
@@ -266,7 +262,7 @@ pub async fn serve_stdio(
     if unfinished > 0 {
         tracing::warn!(unfinished, "tool calls still running at exit");
     }
-    guard.await??;
+    answers.written().await;
     Ok(())
 }
 
