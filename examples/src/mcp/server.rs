@@ -140,15 +140,6 @@ fn changes_state(tool: &Tool) -> bool {
     tool.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true)
 }
 
-/// Aborts a spawned read when its caller stops waiting for it.
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 impl ServerHandler for MemPalaceServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -191,45 +182,40 @@ impl ServerHandler for MemPalaceServer {
             .calls
             .enter()
             .map_err(|refused| McpError::new(TOOL_FAILED, refused.to_string(), None))?;
-        // The call runs in its own task holding the permit: a write finishes (and a drain
-        // waits for it) even when the client disconnects or its session is torn down.
         let server = self.clone();
         let tool_name = name.clone();
-        let call = tokio::spawn(
-            async move {
-                let _permit = permit;
-                let call = ToolCallContext::new(&server, request, context);
-                answer_even_on_panic(&tool_name, server.tools.call(call)).await
-            }
-            .instrument(tracing::Span::current()),
-        );
-        let joined = if writes {
-            call.await
-        } else {
-            let _abort_if_abandoned = AbortOnDrop(call.abort_handle());
-            match self.read_time_limit {
-                Some(limit) if !LONG_POLL_TOOLS.contains(&name.as_str()) => {
-                    match tokio::time::timeout(limit, call).await {
-                        Ok(joined) => joined,
-                        Err(_) => {
-                            return Err(McpError::new(
-                                TOOL_FAILED,
-                                format!("{name} timed out after {} s", limit.as_secs_f64()),
-                                None,
-                            ));
-                        }
-                    }
-                }
-                _ => call.await,
-            }
+        let call = async move {
+            let _permit = permit;
+            let call = ToolCallContext::new(&server, request, context);
+            answer_even_on_panic(&tool_name, server.tools.call(call)).await
         };
-        joined.unwrap_or_else(|e| {
-            Err(McpError::new(
-                INTERNAL_ERROR,
-                format!("internal error in {name}: {e}"),
-                None,
-            ))
-        })
+        if writes {
+            // A write runs in its own task holding the permit: it finishes (and a drain waits
+            // for it) even when the client disconnects or its session is torn down.
+            return tokio::spawn(call.instrument(tracing::Span::current()))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(McpError::new(
+                        INTERNAL_ERROR,
+                        format!("internal error in {name}: {e}"),
+                        None,
+                    ))
+                });
+        }
+        // A read runs right here, so it costs no hand-off to another task; when its caller
+        // stops waiting (a cancelled request, a session torn down) it is dropped with it.
+        match self.read_time_limit {
+            Some(limit) if !LONG_POLL_TOOLS.contains(&name.as_str()) => {
+                tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
+                    Err(McpError::new(
+                        TOOL_FAILED,
+                        format!("{name} timed out after {} s", limit.as_secs_f64()),
+                        None,
+                    ))
+                })
+            }
+            _ => call.await,
+        }
     }
 }
 
