@@ -8,6 +8,7 @@
 
 pub mod answer;
 pub mod call_gate;
+pub mod detach_on_drop;
 pub mod http;
 pub mod parameters;
 pub mod server;

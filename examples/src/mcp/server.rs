@@ -15,6 +15,7 @@ use serde_json::json;
 use tracing::Instrument;
 
 use super::call_gate::CallGate;
+use super::detach_on_drop::DetachOnDrop;
 
 use mempalace_core::agent_hooks::AgentHooks;
 use mempalace_core::{PALACE_PROTOCOL, Palace};
@@ -190,17 +191,10 @@ impl ServerHandler for MemPalaceServer {
             answer_even_on_panic(&tool_name, server.tools.call(call)).await
         };
         if writes {
-            // A write runs in its own task holding the permit: it finishes (and a drain waits
-            // for it) even when the client disconnects or its session is torn down.
-            return tokio::spawn(call.instrument(tracing::Span::current()))
-                .await
-                .unwrap_or_else(|e| {
-                    Err(McpError::new(
-                        INTERNAL_ERROR,
-                        format!("internal error in {name}: {e}"),
-                        None,
-                    ))
-                });
+            // A write holds its permit to the end and finishes (a drain waits for it) even when
+            // the client disconnects or its session is torn down: it runs here, and whatever
+            // is left of it when its caller stops waiting goes on in a task of its own.
+            return DetachOnDrop::new(call.instrument(tracing::Span::current())).await;
         }
         // A read runs right here, so it costs no hand-off to another task; when its caller
         // stops waiting (a cancelled request, a session torn down) it is dropped with it.
