@@ -15,7 +15,7 @@ use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, JsonRpcRe
 use rmcp::service::TxJsonRpcMessage;
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{Mutex, Semaphore};
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 
 /// Longest request line accepted, in bytes.
 pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
@@ -203,7 +203,7 @@ where
             line: Vec::new(),
             line_len: 0,
             output: Arc::new(Mutex::new(Some(output))),
-            answers: PendingAnswers(Arc::new(Semaphore::new(MAX_PENDING_ANSWERS))),
+            answers: PendingAnswers::new(),
             initialize_sent: false,
         }
     }
@@ -251,10 +251,10 @@ where
     }
 
     /// Writes `answer` in the background (never waits here, so stays cancel safe).
-    fn answer(&mut self, answer: String) {
+    fn answer(&self, answer: String) {
         tracing::debug!("answered an unparseable request line");
         let output = Arc::clone(&self.output);
-        let slot = Arc::clone(&self.answers.0).try_acquire_owned().ok();
+        let slot = self.answers.slot();
         tokio::spawn(async move {
             if let Err(e) = write_line(&output, answer.into_bytes()).await {
                 tracing::debug!(error = %e, "could not answer a bad request line");
@@ -269,6 +269,18 @@ where
 pub struct PendingAnswers(Arc<Semaphore>);
 
 impl PendingAnswers {
+    /// Room for [`MAX_PENDING_ANSWERS`] answers at once.
+    fn new() -> Self {
+        PendingAnswers(Arc::new(Semaphore::new(MAX_PENDING_ANSWERS)))
+    }
+
+    /// The right to write one more answer, held until it is written (`None` when every slot
+    /// is taken: `receive` waits for [`PendingAnswers::slot_free`] before it reads, so only a
+    /// caller that did not wait gets none, and writes anyway).
+    fn slot(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.0).try_acquire_owned().ok()
+    }
+
     /// Returns once every answer started so far is written (or has failed).
     pub async fn written(&self) {
         let all = u32::try_from(MAX_PENDING_ANSWERS).unwrap_or(u32::MAX);
