@@ -1,12 +1,21 @@
 //! Embedding speed of all-MiniLM-L6-v2 on this machine, printed as a table: sentences per
 //! second for short (~12 words) and paragraph (~120 words) texts at batch sizes 1, 16 and 64,
-//! one text per call (p50 and p95 ms: what a search or an add_drawer waits for), also through
+//! one text per call (p50 and p95 ms: what a search or an add_drawer waits for; with the
+//! caches warm and cold), each with the weights in f32 and in half precision, also through
 //! the async `Embedder::embed` the server calls, plus model load time and resident memory.
 //! Run: `cargo bench --workspace --profile dev --bench embed`.
 
 use std::time::Instant;
 
-use mempalace_embed_candle::{MatmulKernel, MiniLmEmbedder};
+use mempalace_embed_candle::{MatmulKernel, MiniLmEmbedder, WeightPrecision};
+
+/// Every kernel with each weight precision.
+fn setups() -> Vec<(MatmulKernel, WeightPrecision)> {
+    MatmulKernel::available()
+        .into_iter()
+        .flat_map(|k| [WeightPrecision::Single, WeightPrecision::Half].map(|p| (k, p)))
+        .collect()
+}
 
 fn rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
@@ -103,17 +112,33 @@ fn main() {
         rss_mib() - before
     );
     println!();
-    println!("| matrix kernel | one text per call | p50 ms | p95 ms |\n| --- | --- | --- | --- |");
-    for kernel in MatmulKernel::available() {
-        let m = model.clone().with_matmul_kernel(kernel);
-        for (label, words) in [
-            ("short (~12 words)", 12usize),
-            ("paragraph (~120 words)", 120),
+    println!(
+        "| matrix kernel | weights | one text per call | p50 ms | p95 ms |\n| --- | --- | --- | --- | --- |"
+    );
+    // Between a server's calls other work (the store's queries) pushes the weights out of
+    // the caches; "cold" runs each call after reading 256 MiB of other memory.
+    let mut other = vec![0u8; 256 << 20];
+    for (kernel, precision) in setups() {
+        let m = model
+            .clone()
+            .with_matmul_kernel(kernel)
+            .with_weight_precision(precision);
+        for (label, words, cold) in [
+            ("short (~12 words)", 12usize, false),
+            ("short (~12 words), cold caches", 12, true),
+            ("paragraph (~120 words)", 120, false),
+            ("paragraph (~120 words), cold caches", 120, true),
         ] {
             let input = texts(words, 64);
             let mut times: Vec<f64> = input
                 .iter()
                 .map(|text| {
+                    if cold {
+                        other
+                            .iter_mut()
+                            .step_by(64)
+                            .for_each(|b| *b = b.wrapping_add(1));
+                    }
                     let t = Instant::now();
                     let out = m.embed_blocking(std::slice::from_ref(text)).unwrap();
                     assert_eq!(out.len(), 1);
@@ -122,17 +147,20 @@ fn main() {
                 .collect();
             times.sort_by(f64::total_cmp);
             println!(
-                "| {} | {label} | {:.2} | {:.2} |",
+                "| {} | {precision:?} | {label} | {:.2} | {:.2} |",
                 kernel.name(),
                 times[times.len() / 2],
                 times[times.len() * 95 / 100]
             );
         }
     }
+    std::hint::black_box(&other);
     async_calls(&model);
     println!();
-    println!("| matrix kernel | texts | batch size | sentences/s |\n| --- | --- | --- | --- |");
-    for kernel in MatmulKernel::available() {
+    println!(
+        "| matrix kernel | weights | texts | batch size | sentences/s |\n| --- | --- | --- | --- | --- |"
+    );
+    for (kernel, precision) in setups() {
         for (label, words, n) in [
             ("short (~12 words)", 12usize, 256usize),
             ("paragraph (~120 words)", 120, 128),
@@ -142,6 +170,7 @@ fn main() {
                 let m = model
                     .clone()
                     .with_matmul_kernel(kernel)
+                    .with_weight_precision(precision)
                     .with_batch_size(batch);
                 let _ = m.embed_blocking(&input[..4]).unwrap();
                 let t = Instant::now();
@@ -149,7 +178,7 @@ fn main() {
                 let secs = t.elapsed().as_secs_f64();
                 assert_eq!(out.len(), n);
                 println!(
-                    "| {} | {label} | {batch} | {:.1} |",
+                    "| {} | {precision:?} | {label} | {batch} | {:.1} |",
                     kernel.name(),
                     n as f64 / secs
                 );

@@ -4,13 +4,16 @@ use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Tensor, bail};
 
 use crate::error::EmbedError;
 use crate::gelu::gelu_in_place;
+use crate::half_weights::{HalfWeights, WeightPrecision};
 use crate::mapped_weights::{MappedWeights, WeightMatrix};
-use crate::matmul::{MatRef, MatmulKernel, sgemm_parallel};
+use crate::matmul::{MatRef, MatmulKernel, runs_on_few_rows, sgemm_parallel};
 
 /// The weights of one dense layer: one or more weight matrices (`out_i × in`, as stored,
 /// read in place) whose outputs sit side by side, and their biases.
 pub(crate) struct Dense {
     parts: Vec<WeightMatrix>,
+    /// The parts in half precision, made when a product first reads them so.
+    half: HalfWeights,
     bias: Vec<f32>,
     in_dim: usize,
     out_dim: usize,
@@ -47,6 +50,7 @@ impl Dense {
         }
         Ok(Dense {
             parts,
+            half: HalfWeights::default(),
             bias,
             in_dim,
             out_dim: prefixes.len() * out_dim,
@@ -59,11 +63,23 @@ impl Dense {
         self.parts.iter().all(WeightMatrix::is_mapped)
     }
 
-    /// Applies the layer to `x` (rows × in_dim) with `kernel`.
-    pub fn forward(&self, x: &Tensor, kernel: MatmulKernel) -> Result<Tensor> {
+    /// Whether the half-precision copy of the weights has been made.
+    pub fn has_half_copy(&self) -> bool {
+        self.half.is_made()
+    }
+
+    /// Applies the layer to `x` (rows × in_dim) with `kernel`, reading the weights in
+    /// `precision` when the product is one of a few rows.
+    pub fn forward(
+        &self,
+        x: &Tensor,
+        kernel: MatmulKernel,
+        precision: WeightPrecision,
+    ) -> Result<Tensor> {
         x.apply_op1_no_bwd(&DenseOp {
             layer: self,
             kernel,
+            precision,
         })
     }
 }
@@ -71,6 +87,7 @@ impl Dense {
 struct DenseOp<'a> {
     layer: &'a Dense,
     kernel: MatmulKernel,
+    precision: WeightPrecision,
 }
 
 impl CustomOp1 for DenseOp<'_> {
@@ -92,19 +109,24 @@ impl CustomOp1 for DenseOp<'_> {
         for _ in 0..rows {
             out.extend_from_slice(&l.bias);
         }
+        let half = (self.precision == WeightPrecision::Half && runs_on_few_rows(self.kernel, rows))
+            .then(|| l.half.of(&l.parts));
+        let x = MatRef::dense(x, rows, in_dim);
         let mut column = 0;
-        for part in &l.parts {
+        for (index, part) in l.parts.iter().enumerate() {
             // `W` is stored out × in; the product wants its transpose, which is the same
             // elements read column-wise (no copy).
-            let weight_t = MatRef::dense(part.as_slice(), part.rows(), part.cols()).t();
-            sgemm_parallel(
-                self.kernel,
-                MatRef::dense(x, rows, in_dim),
-                weight_t,
-                &mut out[column..],
-                l.out_dim,
-                true,
-            );
+            let out = &mut out[column..];
+            match half {
+                Some(copies) => {
+                    let weight_t = MatRef::dense(&copies[index][..], part.rows(), part.cols());
+                    sgemm_parallel(self.kernel, x, weight_t.t(), out, l.out_dim, true);
+                }
+                None => {
+                    let weight_t = MatRef::dense(part.as_slice(), part.rows(), part.cols());
+                    sgemm_parallel(self.kernel, x, weight_t.t(), out, l.out_dim, true);
+                }
+            }
             column += part.rows();
         }
         if l.gelu {

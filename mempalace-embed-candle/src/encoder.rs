@@ -13,6 +13,7 @@ use serde::Deserialize;
 use crate::attention::PackedAttention;
 use crate::dense::Dense;
 use crate::error::EmbedError;
+use crate::half_weights::WeightPrecision;
 use crate::mapped_weights::{MappedWeights, WeightMatrix};
 use crate::matmul::MatmulKernel;
 
@@ -202,8 +203,22 @@ impl Encoder {
             })
     }
 
+    /// Whether every dense layer holds its half-precision copy.
+    pub fn has_half_copy(&self) -> bool {
+        self.blocks.iter().all(|b| {
+            [&b.qkv, &b.attention_out, &b.up, &b.down]
+                .iter()
+                .all(|d| d.has_half_copy())
+        })
+    }
+
     /// Mean-pooled, L2-normalised embeddings of the token id sequences, in order.
-    pub fn embed(&self, batch: &[&[u32]], kernel: MatmulKernel) -> Result<Vec<Vec<f32>>> {
+    pub fn embed(
+        &self,
+        batch: &[&[u32]],
+        kernel: MatmulKernel,
+        precision: WeightPrecision,
+    ) -> Result<Vec<Vec<f32>>> {
         let device = Device::Cpu;
         let mut offsets = Vec::with_capacity(batch.len() + 1);
         offsets.push(0);
@@ -243,17 +258,17 @@ impl Encoder {
         let mut x = self.embedding_norm.forward(&embedded, self.eps)?;
         let head_dim = self.hidden / self.heads;
         for block in &self.blocks {
-            let qkv = block.qkv.forward(&x, kernel)?;
+            let qkv = block.qkv.forward(&x, kernel, precision)?;
             let context = qkv.apply_op1_no_bwd(&PackedAttention {
                 offsets: &offsets,
                 heads: self.heads,
                 head_dim,
                 kernel,
             })?;
-            let attended = (block.attention_out.forward(&context, kernel)? + &x)?;
+            let attended = (block.attention_out.forward(&context, kernel, precision)? + &x)?;
             x = block.attention_norm.forward(&attended, self.eps)?;
-            let inner = block.up.forward(&x, kernel)?;
-            let out = (block.down.forward(&inner, kernel)? + &x)?;
+            let inner = block.up.forward(&x, kernel, precision)?;
+            let out = (block.down.forward(&inner, kernel, precision)? + &x)?;
             x = block.output_norm.forward(&out, self.eps)?;
         }
         let states = x.flatten_all()?.to_vec1::<f32>()?;

@@ -1,10 +1,11 @@
 //! The model's weights read in place from the memory-mapped safetensors file.
 //!
 //! The encoder multiplies straight out of the mapping: the big matrices (the word table and
-//! the dense layers, nearly all of the file's 90 MB) are never copied onto the heap. Their
-//! pages are the file's pages, shared with every other process that loads the model and
-//! given back to the page cache under memory pressure; the word table's rows are read only
-//! for the tokens that occur.
+//! the dense layers, nearly all of the file's 90 MB) are never copied onto the heap in f32.
+//! Their pages are the file's pages, shared with every other process that loads the model
+//! and given back to the page cache under memory pressure; the word table's rows are read
+//! only for the tokens that occur. (Short texts read the dense layers from a half-precision
+//! copy instead, half the bytes: see [`crate::half_weights`].)
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -79,6 +80,35 @@ impl WeightMatrix {
     /// Row `r`.
     pub fn row(&self, r: usize) -> &[f32] {
         &self.as_slice()[r * self.cols..(r + 1) * self.cols]
+    }
+
+    /// A `rows × cols` matrix of these values (row-major), held on the heap.
+    #[cfg(test)]
+    pub fn owned(values: Vec<f32>, rows: usize, cols: usize) -> Self {
+        assert_eq!(values.len(), rows * cols);
+        WeightMatrix {
+            storage: Storage::Owned(values.into()),
+            rows,
+            cols,
+        }
+    }
+
+    /// Tells the kernel this process will not read the matrix's pages of the mapping soon:
+    /// they leave its resident set (staying in the page cache) and are mapped again if read.
+    /// Does nothing for a copied matrix.
+    pub fn release_pages(&self) {
+        #[cfg(unix)]
+        if let Storage::Mapped { map, offset, len } = &self.storage {
+            // SAFETY: the mapping is a read-only view of a file that is never modified while
+            // loaded (see `MappedWeights::open`): a page dropped here reads back the same
+            // bytes from the file when next touched, so no reference sees a change.
+            let done = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, *offset, *len * 4)
+            };
+            if let Err(e) = done {
+                tracing::debug!(error = %e, "could not release the f32 weights' pages");
+            }
+        }
     }
 }
 

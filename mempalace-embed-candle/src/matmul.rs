@@ -1,9 +1,12 @@
 //! Single-precision matrix products for the encoder, on one of two kernels: the pure-Rust
 //! `gemm` crate (what candle itself multiplies with) or, with the `openblas` cargo feature,
 //! the system's OpenBLAS. Products of a few rows (one short text) by a stored weight matrix
-//! skip both, on AVX-512 CPUs: see [`crate::few_rows`].
+//! skip both, on AVX-512 CPUs: see [`crate::few_rows`]. Those may read the weights in half
+//! precision ([`WeightElement`]).
 
-use crate::few_rows;
+use std::borrow::Cow;
+
+use crate::few_rows::{self, StoredWeight, f16};
 
 /// Which library multiplies the encoder's matrices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,18 +51,24 @@ impl MatmulKernel {
 
 /// A read-only strided view of a row-major buffer: element (r, c) is at
 /// `r * row_stride + c * col_stride`. One of the strides must be 1.
-#[derive(Clone, Copy)]
-pub(crate) struct MatRef<'a> {
-    pub data: &'a [f32],
+pub(crate) struct MatRef<'a, T = f32> {
+    pub data: &'a [T],
     pub rows: usize,
     pub cols: usize,
     pub row_stride: usize,
     pub col_stride: usize,
 }
 
-impl<'a> MatRef<'a> {
+impl<T> Clone for MatRef<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for MatRef<'_, T> {}
+
+impl<'a, T> MatRef<'a, T> {
     /// A dense row-major matrix starting at `data[0]`.
-    pub fn dense(data: &'a [f32], rows: usize, cols: usize) -> Self {
+    pub fn dense(data: &'a [T], rows: usize, cols: usize) -> Self {
         MatRef {
             data,
             rows,
@@ -100,6 +109,12 @@ const MIN_SPLIT_MACS: usize = 1 << 20;
 /// `b`; narrower pieces lose the kernel's width).
 const MIN_SPLIT_COLUMNS: usize = 128;
 
+/// Whether a product of `rows` rows by a stored weight matrix runs on [`few_rows`] with
+/// `kernel` on this CPU (and so may read the weights in half precision).
+pub(crate) fn runs_on_few_rows(kernel: MatmulKernel, rows: usize) -> bool {
+    rows <= few_rows_limit(kernel) && few_rows::available()
+}
+
 /// Rows up to which [`few_rows`] beats `kernel` on a product by a stored weight matrix
 /// (`benches/embed.rs` and one text per call, on an AVX-512 Xeon: 9 tokens 2.8 ms against
 /// OpenBLAS's 4.0, 30 tokens 5.9 against 6.3, 46 tokens 8.9 against 8.2; against the `gemm`
@@ -131,10 +146,10 @@ pub(crate) fn sgemm(
 /// one text's forward pass uses every core. When the pool's threads are all busy (several
 /// forward passes at once) the halves simply run one after the other on this thread; called
 /// outside a pool, it runs on the calling thread.
-pub(crate) fn sgemm_parallel(
+pub(crate) fn sgemm_parallel<W: WeightElement>(
     kernel: MatmulKernel,
     a: MatRef<'_>,
-    b: MatRef<'_>,
+    b: MatRef<'_, W>,
     c: &mut [f32],
     ldc: usize,
     accumulate: bool,
@@ -147,10 +162,10 @@ pub(crate) fn sgemm_parallel(
 }
 
 /// The checked product in at most `ways` pieces of columns (one: on this thread).
-fn product(
+fn product<W: WeightElement>(
     kernel: MatmulKernel,
     a: MatRef<'_>,
-    b: MatRef<'_>,
+    b: MatRef<'_, W>,
     c: &mut [f32],
     ldc: usize,
     accumulate: bool,
@@ -174,7 +189,7 @@ unsafe impl Send for OutPtr {}
 unsafe impl Sync for OutPtr {}
 
 /// Checks shapes and bounds; false when the product is empty.
-fn check_product(a: MatRef<'_>, b: MatRef<'_>, c: &[f32], ldc: usize) -> bool {
+fn check_product<W>(a: MatRef<'_>, b: MatRef<'_, W>, c: &[f32], ldc: usize) -> bool {
     assert_eq!(a.cols, b.rows, "inner dimensions differ");
     a.check();
     b.check();
@@ -190,7 +205,7 @@ fn check_product(a: MatRef<'_>, b: MatRef<'_>, c: &[f32], ldc: usize) -> bool {
 }
 
 /// Columns `b` and `c` from `from` on, `cols` of them.
-fn columns(b: MatRef<'_>, from: usize, cols: usize) -> MatRef<'_> {
+fn columns<W>(b: MatRef<'_, W>, from: usize, cols: usize) -> MatRef<'_, W> {
     MatRef {
         data: &b.data[from * b.col_stride..],
         cols,
@@ -200,10 +215,10 @@ fn columns(b: MatRef<'_>, from: usize, cols: usize) -> MatRef<'_> {
 
 /// # Safety
 /// As `sgemm_raw`.
-unsafe fn split_columns(
+unsafe fn split_columns<W: WeightElement>(
     kernel: MatmulKernel,
     a: MatRef<'_>,
-    b: MatRef<'_>,
+    b: MatRef<'_, W>,
     c: OutPtr,
     ldc: usize,
     accumulate: bool,
@@ -212,7 +227,7 @@ unsafe fn split_columns(
     let n = b.cols;
     if ways < 2 || n < 2 * MIN_SPLIT_COLUMNS || a.rows * n * a.cols < MIN_SPLIT_MACS {
         // SAFETY: the caller's contract.
-        return unsafe { sgemm_raw(kernel, a, b, c, ldc, accumulate) };
+        return unsafe { product_here(kernel, a, b, c, ldc, accumulate) };
     }
     let left = ways / 2;
     let left_cols = n * left / ways;
@@ -245,6 +260,91 @@ unsafe fn split_columns(
     );
 }
 
+/// An element type the right-hand matrix of a product may hold: f32 (any kernel) or half
+/// precision (read as it is by [`few_rows`], widened to f32 for the other kernels).
+pub(crate) trait WeightElement: StoredWeight {
+    /// The elements as f32: borrowed when they are f32 already.
+    fn widened(data: &[Self]) -> Cow<'_, [f32]>;
+}
+
+impl WeightElement for f32 {
+    fn widened(data: &[f32]) -> Cow<'_, [f32]> {
+        Cow::Borrowed(data)
+    }
+}
+
+impl WeightElement for f16 {
+    fn widened(data: &[f16]) -> Cow<'_, [f32]> {
+        Cow::Owned(data.iter().map(|h| h.to_f32()).collect())
+    }
+}
+
+/// `c = a · b (+ c)` on this thread: on [`few_rows`] when it takes the product, else on
+/// `kernel` with `b` widened to f32.
+///
+/// # Safety
+/// As [`sgemm_raw`].
+unsafe fn product_here<W: WeightElement>(
+    kernel: MatmulKernel,
+    a: MatRef<'_>,
+    b: MatRef<'_, W>,
+    c: OutPtr,
+    ldc: usize,
+    accumulate: bool,
+) {
+    // SAFETY: the caller's contract.
+    if unsafe { on_few_rows(kernel, a, b, c, ldc, accumulate) } {
+        return;
+    }
+    let wide = W::widened(b.data);
+    let b = MatRef {
+        data: &wide[..],
+        rows: b.rows,
+        cols: b.cols,
+        row_stride: b.row_stride,
+        col_stride: b.col_stride,
+    };
+    // SAFETY: the caller's contract; `wide` has b's elements at b's strides.
+    unsafe { sgemm_raw(kernel, a, b, c, ldc, accumulate) }
+}
+
+/// The product on [`few_rows`] when it is one of a few rows against a weight matrix as
+/// stored (`b` is its transpose), where dot products off the stored rows beat packing the
+/// weights first; false (nothing done) otherwise.
+///
+/// # Safety
+/// As [`sgemm_raw`].
+unsafe fn on_few_rows<W: StoredWeight>(
+    kernel: MatmulKernel,
+    a: MatRef<'_>,
+    b: MatRef<'_, W>,
+    c: OutPtr,
+    ldc: usize,
+    accumulate: bool,
+) -> bool {
+    if !(runs_on_few_rows(kernel, a.rows) && a.col_stride == 1 && b.row_stride == 1) {
+        return false;
+    }
+    // SAFETY: the caller's contract keeps rows of a at stride a.row_stride, rows of the
+    // stored matrix (columns of b) at stride b.col_stride and the block of c in bounds;
+    // runs_on_few_rows checked the CPU.
+    unsafe {
+        few_rows::rows_times_stored_rows(
+            a.data.as_ptr(),
+            a.row_stride,
+            b.data.as_ptr(),
+            b.col_stride,
+            c.0,
+            ldc,
+            (a.rows, b.cols, a.cols),
+            accumulate,
+        )
+    };
+    true
+}
+
+/// `c = a · b (+ c)` on `kernel` itself, on this thread.
+///
 /// # Safety
 /// `a` and `b` must be checked views (`MatRef::check`) with `a.cols == b.rows`, and `c` must
 /// point at an `a.rows × b.cols` block at row stride `ldc` that nothing else accesses
@@ -258,29 +358,6 @@ unsafe fn sgemm_raw(
     accumulate: bool,
 ) {
     let (m, n, k) = (a.rows, b.cols, a.cols);
-    // A few rows against a weight matrix as stored (`b` is its transpose): dot products off
-    // the stored rows beat packing the weights first.
-    if m <= few_rows_limit(kernel)
-        && a.col_stride == 1
-        && b.row_stride == 1
-        && few_rows::available()
-    {
-        // SAFETY: the caller's contract keeps rows of a at stride a.row_stride, rows of the
-        // stored matrix (columns of b) at stride b.col_stride and the block of c in bounds;
-        // available() checked the CPU.
-        return unsafe {
-            few_rows::rows_times_stored_rows(
-                a.data.as_ptr(),
-                a.row_stride,
-                b.data.as_ptr(),
-                b.col_stride,
-                c.0,
-                ldc,
-                (m, n, k),
-                accumulate,
-            )
-        };
-    }
     match kernel {
         MatmulKernel::PureRust => {
             // SAFETY: the caller's contract keeps every index of a, b and c in bounds.
@@ -441,6 +518,53 @@ mod tests {
                     assert!((c[1 + r * 5 + j] - want[r * 2 + j]).abs() < 1e-4);
                 }
                 assert_eq!(&c[r * 5 + 3..r * 5 + 5], &[-7.0, -7.0]);
+            }
+        }
+    }
+
+    #[test]
+    fn half_precision_weights_multiply_on_every_path() {
+        // Stored weights (n × k, read transposed) in half precision: a few rows take the
+        // half-precision kernel on AVX-512 CPUs; a right-hand matrix read another way (or a
+        // CPU without it) is widened to f32 first. Both give the product of the halves.
+        let (m, k, n) = (6, 40, 300);
+        let a_data = values(m * k, 0.2);
+        let w_data: Vec<f16> = values(n * k, 0.5).into_iter().map(f16::from_f32).collect();
+        let wide: Vec<f32> = w_data.iter().map(|h| h.to_f32()).collect();
+        let a = MatRef::dense(&a_data, m, k);
+        for kernel in MatmulKernel::available() {
+            let stored = MatRef::dense(&w_data[..], n, k).t();
+            let want = naive(a, MatRef::dense(&wide, n, k).t());
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .build()
+                .unwrap();
+            let mut got = vec![0.0; m * n];
+            pool.install(|| sgemm_parallel(kernel, a, stored, &mut got, n, false));
+            for (g, w) in got.iter().zip(&want) {
+                assert!(
+                    (g - w).abs() < 1e-3 * (1.0 + w.abs()),
+                    "{}: {g} vs {w}",
+                    kernel.name()
+                );
+            }
+            // The same values stored k × n (not as weights are): the widening path.
+            let k_by_n: Vec<f16> = (0..k * n).map(|i| w_data[(i % n) * k + i / n]).collect();
+            let mut got = vec![0.0; m * n];
+            sgemm_parallel(
+                kernel,
+                a,
+                MatRef::dense(&k_by_n[..], k, n),
+                &mut got,
+                n,
+                false,
+            );
+            for (g, w) in got.iter().zip(&want) {
+                assert!(
+                    (g - w).abs() < 1e-3 * (1.0 + w.abs()),
+                    "{}: {g} vs {w}",
+                    kernel.name()
+                );
             }
         }
     }

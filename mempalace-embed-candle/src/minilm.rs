@@ -9,6 +9,7 @@ use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 use crate::encoder::{Encoder, EncoderConfig};
 use crate::error::EmbedError;
+use crate::half_weights::WeightPrecision;
 use crate::mapped_weights::MappedWeights;
 use crate::matmul::MatmulKernel;
 use crate::model_dir;
@@ -41,6 +42,7 @@ pub struct MiniLmEmbedder {
     model: Arc<Model>,
     batch_size: usize,
     kernel: MatmulKernel,
+    precision: WeightPrecision,
 }
 
 fn load_error(path: &Path, e: impl std::fmt::Display) -> EmbedError {
@@ -95,6 +97,7 @@ impl MiniLmEmbedder {
             }),
             batch_size: DEFAULT_BATCH_SIZE,
             kernel: MatmulKernel::fastest(),
+            precision: WeightPrecision::default(),
         })
     }
 
@@ -110,9 +113,28 @@ impl MiniLmEmbedder {
         self
     }
 
+    /// Sets the precision the dense layers' weights are read in for one short text
+    /// (default: [`WeightPrecision::Half`]).
+    pub fn with_weight_precision(mut self, precision: WeightPrecision) -> Self {
+        self.precision = precision;
+        self
+    }
+
+    /// The precision the dense layers' weights are read in for one short text.
+    pub fn weight_precision(&self) -> WeightPrecision {
+        self.precision
+    }
+
+    /// Whether the half-precision copy of the dense layers has been made (on the first text
+    /// embedded with [`WeightPrecision::Half`] on a CPU whose kernel reads it).
+    pub fn has_half_copy(&self) -> bool {
+        self.model.encoder.has_half_copy()
+    }
+
     /// Whether the big weight matrices (the word table, the dense layers) are read in place
-    /// from the memory-mapped model file rather than copied onto the heap: true for an f32
-    /// safetensors file on a little-endian host.
+    /// in f32 from the memory-mapped model file rather than copied onto the heap: true for an
+    /// f32 safetensors file on a little-endian host. (The half-precision copy of the dense
+    /// layers that short texts read by default is made besides: see [`Self::has_half_copy`].)
     pub fn weights_in_place(&self) -> bool {
         self.model.encoder.weights_in_place()
     }
@@ -184,7 +206,11 @@ impl MiniLmEmbedder {
                 tokens += batch[end].len();
                 end += 1;
             }
-            out.extend(self.model.encoder.embed(&batch[start..end], self.kernel)?);
+            out.extend(self.model.encoder.embed(
+                &batch[start..end],
+                self.kernel,
+                self.precision,
+            )?);
             start = end;
         }
         Ok(out)

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use mempalace_core::Embedder;
-use mempalace_embed_candle::{MAX_SEQ_LENGTH, MatmulKernel, MiniLmEmbedder};
+use mempalace_embed_candle::{MAX_SEQ_LENGTH, MatmulKernel, MiniLmEmbedder, WeightPrecision};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -61,16 +61,24 @@ fn token_ids_match_exactly() {
 async fn vectors_match_sentence_transformers() {
     let refs = references();
     let texts: Vec<String> = refs.iter().map(|r| r.text.clone()).collect();
-    for kernel in MatmulKernel::available() {
-        let m = model().with_matmul_kernel(kernel);
+    let precisions = [WeightPrecision::Single, WeightPrecision::Half];
+    for (kernel, precision) in MatmulKernel::available()
+        .into_iter()
+        .flat_map(|k| precisions.map(|p| (k, p)))
+    {
+        let m = model()
+            .with_matmul_kernel(kernel)
+            .with_weight_precision(precision);
+        let mut lowest = 1.0f64;
         // In one batch, and one by one: both must match.
         let batched = m.embed(&texts).await.unwrap();
         for (r, v) in refs.iter().zip(&batched) {
             assert_eq!(v.len(), 384);
             let c = cosine(v, &r.vector);
+            lowest = lowest.min(c);
             assert!(
                 c >= 0.9999,
-                "{}: cosine {c} for {:?}",
+                "{} {precision:?}: cosine {c} for {:?}",
                 kernel.name(),
                 r.text
             );
@@ -86,9 +94,42 @@ async fn vectors_match_sentence_transformers() {
                 .unwrap()
                 .remove(0);
             let c = cosine(&v, &r.vector);
-            assert!(c >= 0.9999, "{}: unbatched {c} {:?}", kernel.name(), r.text);
+            lowest = lowest.min(c);
+            assert!(
+                c >= 0.9999,
+                "{} {precision:?}: unbatched {c} {:?}",
+                kernel.name(),
+                r.text
+            );
         }
+        eprintln!(
+            "{} {precision:?}: lowest cosine to sentence-transformers {lowest:.7}",
+            kernel.name()
+        );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_text_reads_the_half_precision_copy_only_when_asked_to() {
+    let refs = references();
+    let single = model().with_weight_precision(WeightPrecision::Single);
+    single.embed(&[refs[0].text.clone()]).await.unwrap();
+    assert!(!single.has_half_copy(), "f32 was asked for");
+    let half = model();
+    assert_eq!(half.weight_precision(), WeightPrecision::Half);
+    assert!(!half.has_half_copy(), "made on first use, not at load");
+    let v = half.embed(&[refs[0].text.clone()]).await.unwrap();
+    assert_eq!(
+        half.has_half_copy(),
+        cfg!(target_arch = "x86_64")
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vl"),
+        "the kernel that reads it runs on AVX-512 CPUs"
+    );
+    assert!(cosine(&v[0], &refs[0].vector) >= 0.9999);
+    // The f32 weights stay mapped for the products of many rows.
+    assert!(half.weights_in_place());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
