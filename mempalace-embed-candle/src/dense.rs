@@ -110,7 +110,8 @@ impl CustomOp1 for DenseOp<'_> {
             out.extend_from_slice(&l.bias);
         }
         let half = (self.precision == WeightPrecision::Half && runs_on_few_rows(self.kernel, rows))
-            .then(|| l.half.of(&l.parts));
+            .then(|| l.half.of(&l.parts))
+            .flatten();
         let x = MatRef::dense(x, rows, in_dim);
         let mut column = 0;
         for (index, part) in l.parts.iter().enumerate() {

@@ -78,7 +78,7 @@ pub(crate) trait StoredWeight: Copy + Send + Sync + 'static {
     /// run of ones from bit 0), the rest zero.
     ///
     /// # Safety
-    /// The CPU must have AVX-512F, and `row + p` up to the mask's last lane be readable.
+    /// [`available`] must be true, and `row + p` up to the mask's last lane be readable.
     #[cfg(target_arch = "x86_64")]
     unsafe fn lanes(
         row: *const Self,

@@ -33,30 +33,50 @@ pub enum WeightPrecision {
 /// The half-precision copies of a layer's weight matrices, made once on first use.
 #[derive(Default)]
 pub(crate) struct HalfWeights {
-    copies: OnceLock<Vec<Box<[f16]>>>,
+    copies: OnceLock<Option<Vec<Box<[f16]>>>>,
 }
 
 impl HalfWeights {
     /// The half-precision copy of each of `parts`, in order (made now if this is the first
-    /// call; `parts` must be the same matrices on every call).
-    pub fn of(&self, parts: &[WeightMatrix]) -> &[Box<[f16]>] {
-        self.copies.get_or_init(|| {
-            parts
-                .iter()
-                .map(|part| {
-                    let mut copy = vec![f16::ZERO; part.as_slice().len()].into_boxed_slice();
-                    copy.convert_from_f32_slice(part.as_slice());
-                    part.release_pages();
-                    copy
-                })
-                .collect()
-        })
+    /// call; `parts` must be the same matrices on every call). `None` when a weight does not
+    /// fit half precision (beyond ±65504): that layer then reads f32.
+    pub fn of(&self, parts: &[WeightMatrix]) -> Option<&[Box<[f16]>]> {
+        self.copies
+            .get_or_init(|| {
+                let copies: Vec<Box<[f16]>> = parts.iter().map(half_copy).collect();
+                let fits = parts
+                    .iter()
+                    .zip(&copies)
+                    .all(|(part, copy)| same_finiteness(part.as_slice(), copy));
+                if !fits {
+                    tracing::warn!("a dense layer's weights overflow half precision; it reads f32");
+                    return None;
+                }
+                parts.iter().for_each(WeightMatrix::release_pages);
+                Some(copies)
+            })
+            .as_deref()
     }
 
     /// Whether the copies have been made.
     pub fn is_made(&self) -> bool {
-        self.copies.get().is_some()
+        matches!(self.copies.get(), Some(Some(_)))
     }
+}
+
+/// `part`'s values rounded to the nearest half.
+fn half_copy(part: &WeightMatrix) -> Box<[f16]> {
+    let mut copy = vec![f16::ZERO; part.as_slice().len()].into_boxed_slice();
+    copy.convert_from_f32_slice(part.as_slice());
+    copy
+}
+
+/// Whether every finite value stayed finite in the copy.
+fn same_finiteness(values: &[f32], copy: &[f16]) -> bool {
+    values
+        .iter()
+        .zip(copy)
+        .all(|(v, h)| !v.is_finite() || h.is_finite())
 }
 
 #[cfg(test)]
@@ -69,7 +89,7 @@ mod tests {
         let part = WeightMatrix::owned(values.to_vec(), 1, values.len());
         let weights = HalfWeights::default();
         assert!(!weights.is_made());
-        let copy = weights.of(std::slice::from_ref(&part));
+        let copy = weights.of(std::slice::from_ref(&part)).expect("all fit");
         assert!(weights.is_made());
         let back: Vec<f32> = copy[0].iter().map(|h| h.to_f32()).collect();
         for (v, b) in values.iter().zip(&back) {
@@ -81,5 +101,14 @@ mod tests {
         }
         assert_eq!(back[0], 1.0);
         assert_eq!(back[2], 65504.0);
+    }
+
+    #[test]
+    fn weights_beyond_half_precision_leave_the_layer_on_f32() {
+        let fits = WeightMatrix::owned(vec![1.0, 2.0], 1, 2);
+        let too_big = WeightMatrix::owned(vec![0.5, 70000.0], 1, 2);
+        let weights = HalfWeights::default();
+        assert!(weights.of(&[fits, too_big]).is_none());
+        assert!(!weights.is_made());
     }
 }

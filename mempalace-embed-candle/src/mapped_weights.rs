@@ -99,6 +99,10 @@ impl WeightMatrix {
     pub fn release_pages(&self) {
         #[cfg(unix)]
         if let Storage::Mapped { map, offset, len } = &self.storage {
+            debug_assert!(
+                offset + len * 4 <= map.len(),
+                "the matrix lies inside the mapping"
+            );
             // SAFETY: the mapping is a read-only view of a file that is never modified while
             // loaded (see `MappedWeights::open`): a page dropped here reads back the same
             // bytes from the file when next touched, so no reference sees a change.

@@ -95,10 +95,18 @@ impl<'a, T> MatRef<'a, T> {
             self.row_stride == 1 || self.col_stride == 1,
             "one stride must be 1"
         );
-        if self.rows > 0 && self.cols > 0 {
-            let last = (self.rows - 1) * self.row_stride + (self.cols - 1) * self.col_stride;
-            assert!(last < self.data.len(), "matrix view out of bounds");
+        assert!(
+            self.extent() <= self.data.len(),
+            "matrix view out of bounds"
+        );
+    }
+
+    /// How many elements of `data`, from the first, the view spans (0 when it is empty).
+    fn extent(&self) -> usize {
+        if self.rows == 0 || self.cols == 0 {
+            return 0;
         }
+        (self.rows - 1) * self.row_stride + (self.cols - 1) * self.col_stride + 1
     }
 }
 
@@ -296,7 +304,7 @@ unsafe fn product_here<W: WeightElement>(
     if unsafe { on_few_rows(kernel, a, b, c, ldc, accumulate) } {
         return;
     }
-    let wide = W::widened(b.data);
+    let wide = W::widened(&b.data[..b.extent()]);
     let b = MatRef {
         data: &wide[..],
         rows: b.rows,

@@ -113,20 +113,22 @@ impl MiniLmEmbedder {
         self
     }
 
-    /// Sets the precision the dense layers' weights are read in for one short text
-    /// (default: [`WeightPrecision::Half`]).
+    /// Sets the precision the dense layers' weights are read in by passes of few rows (one
+    /// text, a batch of short ones: see [`WeightPrecision`]; default `Half`). A text's vector
+    /// can then differ in the last digits (cosine 0.9999998) between such a pass and a
+    /// bigger one, or another CPU, which read f32.
     pub fn with_weight_precision(mut self, precision: WeightPrecision) -> Self {
         self.precision = precision;
         self
     }
 
-    /// The precision the dense layers' weights are read in for one short text.
+    /// The precision the dense layers' weights are read in by passes of few rows.
     pub fn weight_precision(&self) -> WeightPrecision {
         self.precision
     }
 
-    /// Whether the half-precision copy of the dense layers has been made (on the first text
-    /// embedded with [`WeightPrecision::Half`] on a CPU whose kernel reads it).
+    /// Whether the half-precision copy of the dense layers has been made (on the first pass
+    /// of few rows with [`WeightPrecision::Half`] on a CPU whose kernel reads it).
     pub fn has_half_copy(&self) -> bool {
         self.model.encoder.has_half_copy()
     }
