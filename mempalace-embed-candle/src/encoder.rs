@@ -195,21 +195,19 @@ impl Encoder {
 
     /// Whether the word table and every dense layer are read in place from the mapped file.
     pub fn weights_in_place(&self) -> bool {
-        self.words.is_mapped()
-            && self.blocks.iter().all(|b| {
-                [&b.qkv, &b.attention_out, &b.up, &b.down]
-                    .iter()
-                    .all(|d| d.is_mapped())
-            })
+        self.words.is_mapped() && self.dense_layers().all(Dense::is_mapped)
     }
 
     /// Whether every dense layer holds its half-precision copy.
     pub fn has_half_copy(&self) -> bool {
-        self.blocks.iter().all(|b| {
-            [&b.qkv, &b.attention_out, &b.up, &b.down]
-                .iter()
-                .all(|d| d.has_half_copy())
-        })
+        self.dense_layers().all(Dense::has_half_copy)
+    }
+
+    /// Every block's dense layers.
+    fn dense_layers(&self) -> impl Iterator<Item = &Dense> {
+        self.blocks
+            .iter()
+            .flat_map(|b| [&b.qkv, &b.attention_out, &b.up, &b.down])
     }
 
     /// Mean-pooled, L2-normalised embeddings of the token id sequences, in order.

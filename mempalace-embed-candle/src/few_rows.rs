@@ -74,8 +74,8 @@ pub(crate) unsafe fn rows_times_stored_rows<W: StoredWeight>(
 
 /// An element type the weight rows may be stored in: `f32` or half precision.
 pub(crate) trait StoredWeight: Copy + Send + Sync + 'static {
-    /// Lanes `p..p + 16` of a stored row as f32, or the lanes before `k` of them (`mask`, a
-    /// run of ones from bit 0), the rest zero.
+    /// Lanes `p..p + 16` of a row of this type (a weight row, or for f32 an input row) as
+    /// f32, or the lanes before `k` of them (`mask`, a run of ones from bit 0), the rest zero.
     ///
     /// # Safety
     /// [`available`] must be true, and `row + p` up to the mask's last lane be readable.
@@ -165,17 +165,6 @@ mod avx512 {
                 unsafe { store(s, i, j, dot(s, i, j)) };
             }
         }
-    }
-
-    /// Lanes `p..p + 16` of an input row, or the lanes before `k` of them (`mask`).
-    ///
-    /// # Safety
-    /// `row + p` up to the mask's last lane must be readable.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-    #[inline]
-    unsafe fn lanes(row: *const f32, p: usize, mask: __mmask16) -> __m512 {
-        // SAFETY: the caller's contract.
-        unsafe { f32::lanes(row, p, mask) }
     }
 
     /// Asks for the cache line at lane `p` of four weight rows from `w` (stride `ldw`) to be
@@ -301,22 +290,22 @@ mod avx512 {
                     W::lanes(w3, p, mask),
                 )
             };
-            let y = unsafe { lanes(a0, p, mask) };
+            let y = unsafe { f32::lanes(a0, p, mask) };
             c[0] = _mm512_fmadd_ps(y, x0, c[0]);
             c[1] = _mm512_fmadd_ps(y, x1, c[1]);
             c[2] = _mm512_fmadd_ps(y, x2, c[2]);
             c[3] = _mm512_fmadd_ps(y, x3, c[3]);
-            let y = unsafe { lanes(a1, p, mask) };
+            let y = unsafe { f32::lanes(a1, p, mask) };
             c[4] = _mm512_fmadd_ps(y, x0, c[4]);
             c[5] = _mm512_fmadd_ps(y, x1, c[5]);
             c[6] = _mm512_fmadd_ps(y, x2, c[6]);
             c[7] = _mm512_fmadd_ps(y, x3, c[7]);
-            let y = unsafe { lanes(a2, p, mask) };
+            let y = unsafe { f32::lanes(a2, p, mask) };
             c[8] = _mm512_fmadd_ps(y, x0, c[8]);
             c[9] = _mm512_fmadd_ps(y, x1, c[9]);
             c[10] = _mm512_fmadd_ps(y, x2, c[10]);
             c[11] = _mm512_fmadd_ps(y, x3, c[11]);
-            let y = unsafe { lanes(a3, p, mask) };
+            let y = unsafe { f32::lanes(a3, p, mask) };
             c[12] = _mm512_fmadd_ps(y, x0, c[12]);
             c[13] = _mm512_fmadd_ps(y, x1, c[13]);
             c[14] = _mm512_fmadd_ps(y, x2, c[14]);
@@ -363,7 +352,7 @@ mod avx512 {
                 unsafe { prefetch_four(next, s.ldw, p) };
             }
             let mask = mask_from(p, s.k);
-            let y = unsafe { lanes(a, p, mask) };
+            let y = unsafe { f32::lanes(a, p, mask) };
             c0 = _mm512_fmadd_ps(y, unsafe { W::lanes(w0, p, mask) }, c0);
             c1 = _mm512_fmadd_ps(y, unsafe { W::lanes(w1, p, mask) }, c1);
             c2 = _mm512_fmadd_ps(y, unsafe { W::lanes(w2, p, mask) }, c2);
@@ -387,7 +376,7 @@ mod avx512 {
         while p < s.k {
             let mask = mask_from(p, s.k);
             sum = _mm512_fmadd_ps(
-                unsafe { lanes(a, p, mask) },
+                unsafe { f32::lanes(a, p, mask) },
                 unsafe { W::lanes(w, p, mask) },
                 sum,
             );

@@ -543,19 +543,22 @@ mod tests {
         for kernel in MatmulKernel::available() {
             let stored = MatRef::dense(&w_data[..], n, k).t();
             let want = naive(a, MatRef::dense(&wide, n, k).t());
+            let check = |got: &[f32]| {
+                for (g, w) in got.iter().zip(&want) {
+                    assert!(
+                        (g - w).abs() < 1e-3 * (1.0 + w.abs()),
+                        "{}: {g} vs {w}",
+                        kernel.name()
+                    );
+                }
+            };
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(2)
                 .build()
                 .unwrap();
             let mut got = vec![0.0; m * n];
             pool.install(|| sgemm_parallel(kernel, a, stored, &mut got, n, false));
-            for (g, w) in got.iter().zip(&want) {
-                assert!(
-                    (g - w).abs() < 1e-3 * (1.0 + w.abs()),
-                    "{}: {g} vs {w}",
-                    kernel.name()
-                );
-            }
+            check(&got);
             // The same values stored k × n (not as weights are): the widening path.
             let k_by_n: Vec<f16> = (0..k * n).map(|i| w_data[(i % n) * k + i / n]).collect();
             let mut got = vec![0.0; m * n];
@@ -567,13 +570,7 @@ mod tests {
                 n,
                 false,
             );
-            for (g, w) in got.iter().zip(&want) {
-                assert!(
-                    (g - w).abs() < 1e-3 * (1.0 + w.abs()),
-                    "{}: {g} vs {w}",
-                    kernel.name()
-                );
-            }
+            check(&got);
         }
     }
 
