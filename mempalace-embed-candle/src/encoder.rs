@@ -248,6 +248,10 @@ impl Encoder {
             }
             offsets.push(offsets.last().copied().unwrap_or(0) + seq.len());
         }
+        // The rows are copied: the word table's pages leave the resident set again, or every
+        // token would keep the 64 KiB of the table around its row mapped (the kernel maps the
+        // cached neighbours of a page it faults in) and a server would soon hold all 47 MB.
+        self.words.release_pages();
         let tokens = embedded.len() / self.hidden;
         if tokens == 0 {
             return Ok(vec![vec![0.0; self.hidden]; batch.len()]);

@@ -110,7 +110,7 @@ impl WeightMatrix {
                 map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, *offset, *len * 4)
             };
             if let Err(e) = done {
-                tracing::debug!(error = %e, "could not release the f32 weights' pages");
+                tracing::debug!(error = %e, "could not release the mapped weights' pages");
             }
         }
     }

@@ -208,3 +208,92 @@ async fn paraphrases_score_above_unrelated_pairs() {
     );
     assert!(m.embed(&[]).await.unwrap().is_empty());
 }
+
+/// Where the word table lies in the safetensors file: its byte range.
+fn word_table_range(file: &std::path::Path) -> std::ops::Range<u64> {
+    let bytes = std::fs::read(file).unwrap();
+    let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap());
+    let header: serde_json::Value =
+        serde_json::from_slice(&bytes[8..8 + header_len as usize]).unwrap();
+    let entry = header
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(name, _)| name.ends_with("embeddings.word_embeddings.weight"))
+        .map(|(_, v)| v)
+        .unwrap();
+    let at = |i: usize| entry["data_offsets"][i].as_u64().unwrap() + 8 + header_len;
+    at(0)..at(1)
+}
+
+/// Pages of `range` of `file` that each of this process's mappings of it has resident
+/// (Linux: `/proc/self/maps` and the present bits of `/proc/self/pagemap`).
+#[cfg(target_os = "linux")]
+fn resident_pages_per_mapping(file: &std::path::Path, range: std::ops::Range<u64>) -> Vec<usize> {
+    use std::io::{Read, Seek, SeekFrom};
+    const PAGE: u64 = 4096;
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let mut pagemap = std::fs::File::open("/proc/self/pagemap").unwrap();
+    let name = file.to_string_lossy();
+    let mut out = Vec::new();
+    for line in maps.lines().filter(|l| l.ends_with(name.as_ref())) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        let (start, end) = cols[0].split_once('-').unwrap();
+        let start = u64::from_str_radix(start, 16).unwrap();
+        let end = u64::from_str_radix(end, 16).unwrap();
+        let offset = u64::from_str_radix(cols[2], 16).unwrap();
+        let first = (start + range.start.saturating_sub(offset)) / PAGE;
+        let last = (start + range.end.saturating_sub(offset))
+            .min(end)
+            .div_ceil(PAGE);
+        let mut entries = vec![0u8; ((last - first) * 8) as usize];
+        pagemap.seek(SeekFrom::Start(first * 8)).unwrap();
+        pagemap.read_exact(&mut entries).unwrap();
+        out.push(
+            entries
+                .chunks(8)
+                .filter(|e| u64::from_le_bytes((*e).try_into().unwrap()) >> 63 == 1)
+                .count(),
+        );
+    }
+    out
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_word_table_leaves_the_resident_set_after_each_call() {
+    // With the whole file in the page cache, each token's row would map the 64 KiB of the
+    // table around it: two thousand different tokens would keep most of its 47 MB resident.
+    let dir = mempalace_embed_candle::model_dir::resolve(None);
+    let file = std::fs::canonicalize(dir.join("model.safetensors")).unwrap();
+    let table = word_table_range(&file);
+    let tokenizer: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("tokenizer.json")).unwrap()).unwrap();
+    let mut words: Vec<(&str, u64)> = tokenizer["model"]["vocab"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(w, _)| w.len() > 3 && w.chars().all(|c| c.is_ascii_lowercase()))
+        .map(|(w, id)| (w.as_str(), id.as_u64().unwrap()))
+        .collect();
+    words.sort_by_key(|&(_, id)| id);
+    let spread: Vec<&str> = words
+        .iter()
+        .step_by((words.len() / 2_000).max(1))
+        .map(|&(w, _)| w)
+        .collect();
+    assert!(spread.len() >= 1_500, "{} words", spread.len());
+    let texts: Vec<String> = spread.chunks(10).map(|c| c.join(" ")).collect();
+    let m = model();
+    for text in &texts {
+        m.embed(std::slice::from_ref(text)).await.unwrap();
+    }
+    let pages = resident_pages_per_mapping(&file, table.clone());
+    let table_pages = (table.end - table.start).div_ceil(4096) as usize;
+    // Each embedder maps the file once; other tests in this process (under `cargo test`)
+    // have their own mapping.
+    assert!(
+        pages.iter().any(|&p| p < 64),
+        "resident pages of the {table_pages}-page word table, per mapping: {pages:?}"
+    );
+}
