@@ -207,8 +207,14 @@ def main():
             seen.add(i)
             order.append(i)
     names: list[str] = []
+    named: set[str] = set()
     for i in order:
-        names.extend(sections[i][2][:1])  # one symbol names its section
+        # One symbol names its section; local symbols of one name in several sections (the
+        # same function in two codegen units) are one entry, which orders them all.
+        for name in sections[i][2][:1]:
+            if name not in named:
+                named.add(name)
+                names.append(name)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(n + "\n" for n in names))
     size = sum(sections[i][1] for i in order)
