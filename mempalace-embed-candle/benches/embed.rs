@@ -1,7 +1,7 @@
 //! Embedding speed of all-MiniLM-L6-v2 on this machine, printed as a table: sentences per
 //! second for short (~12 words) and paragraph (~120 words) texts at batch sizes 1, 16 and 64,
-//! one text per call (p50 and p95 ms: what a search or an add_drawer waits for; with the
-//! caches warm and cold), each with the weights in f32 and in half precision, also through
+//! one text per call (p50 and p95 ms: what a search or an add_drawer waits for, with a
+//! note-sized text of ~28 words too; with the caches warm and cold), each with the weights in f32 and in half precision, also through
 //! the async `Embedder::embed` the server calls, plus model load time and resident memory.
 //! Run: `cargo bench --workspace --profile dev --bench embed`.
 
@@ -126,6 +126,10 @@ fn main() {
         for (label, words, cold) in [
             ("short (~12 words)", 12usize, false),
             ("short (~12 words), cold caches", 12, true),
+            // An add_drawer note of 30-40 tokens: past the 32 rows OpenBLAS leaves to the
+            // crate's kernel.
+            ("note (~28 words)", 28, false),
+            ("note (~28 words), cold caches", 28, true),
             ("paragraph (~120 words)", 120, false),
             ("paragraph (~120 words), cold caches", 120, true),
         ] {
