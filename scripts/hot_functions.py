@@ -102,11 +102,10 @@ def valgrind_blocks(binary: Path, palace: Path, work: Path) -> list[int]:
         parts = line.split(":")
         if parts[0] == "F" and len(parts) >= 3:
             blocks.append((int(parts[1]), int(parts[2], 16)))
-    # Valgrind loads a position-independent executable at its own base: find it from the
-    # entry point, the block at the lowest address that ends in the entry's low bits.
+    # Valgrind loads a position-independent executable at its own (page-aligned) base: the
+    # lowest block a whole number of pages above the entry point is the entry point.
     starts = sorted(pc for _, pc in blocks)
-    base = next((pc - entry for pc in starts if (pc - entry) >= 0 and (pc - entry) % 4096 == 0
-                 and pc & 0xFFF == entry & 0xFFF), None)
+    base = next((pc - entry for pc in starts if pc >= entry and (pc - entry) % 4096 == 0), None)
     if base is None:
         raise SystemExit("could not find the binary's load address in valgrind's blocks")
     return [pc - base for _, pc in sorted(blocks)]
@@ -119,13 +118,14 @@ def perf_samples(binary: Path, palace: Path, work: Path) -> list[int]:
     out = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip,dso", "--show-mmap-events"],
                          capture_output=True, text=True).stdout
     mapping = re.compile(r"\[(0x[0-9a-f]+)\((0x[0-9a-f]+)\) @ (0x[0-9a-f]+|0) .*\]: r-xp (\S+)$")
+    delta = segment_delta(binary)
     code = None  # (start, end, link address of start)
     found = []
     for line in out.splitlines():
         m = mapping.search(line)
         if m and m.group(4) == str(binary):
             start, length, offset = (int(m.group(i), 16) for i in (1, 2, 3))
-            code = (start, start + length, offset + segment_delta(binary))
+            code = (start, start + length, offset + delta)
             continue
         cols = line.split()
         if code and len(cols) == 2 and cols[1] == f"({binary})":
