@@ -2,7 +2,9 @@
 //! second for short (~12 words) and paragraph (~120 words) texts at batch sizes 1, 16 and 64,
 //! one text per call (p50 and p95 ms: what a search or an add_drawer waits for, with a
 //! note-sized text of ~28 words too; with the caches warm and cold), each with the weights in f32 and in half precision, also through
-//! the async `Embedder::embed` the server calls, plus model load time and resident memory.
+//! the async `Embedder::embed` the server calls, plus model load time and resident memory,
+//! and a sweep of text lengths with half-precision weights on every kernel: where the crate's
+//! few-rows kernel stops beating BLAS (`few_rows_limit` in `src/matmul.rs`).
 //! Run: `cargo bench --workspace --profile dev --bench embed`.
 
 use std::time::Instant;
@@ -95,6 +97,48 @@ fn async_calls(model: &MiniLmEmbedder) {
     );
 }
 
+/// One text per call at lengths around the rows up to which each kernel multiplies on the
+/// crate's few-rows kernel (p50 ms, caches warm and cold): with OpenBLAS, texts past the limit
+/// go to BLAS, so below it both kernels should match and above it OpenBLAS should be faster.
+fn length_sweep(model: &MiniLmEmbedder, other: &mut [u8]) {
+    let kernels = MatmulKernel::available();
+    println!();
+    print!("| tokens (words + 2) |");
+    for kernel in &kernels {
+        print!(" {} warm | {} cold |", kernel.name(), kernel.name());
+    }
+    println!("\n|{}", " --- |".repeat(1 + 2 * kernels.len()));
+    for words in [24usize, 36, 48, 54, 60, 64, 72, 96] {
+        let input = texts(words, 64);
+        print!("| {} |", words + 2);
+        for kernel in &kernels {
+            let m = model
+                .clone()
+                .with_matmul_kernel(*kernel)
+                .with_weight_precision(WeightPrecision::Half);
+            for cold in [false, true] {
+                let mut times: Vec<f64> = input
+                    .iter()
+                    .map(|text| {
+                        if cold {
+                            other
+                                .iter_mut()
+                                .step_by(64)
+                                .for_each(|b| *b = b.wrapping_add(1));
+                        }
+                        let t = Instant::now();
+                        m.embed_blocking(std::slice::from_ref(text)).unwrap();
+                        t.elapsed().as_secs_f64() * 1e3
+                    })
+                    .collect();
+                times.sort_by(f64::total_cmp);
+                print!(" {:.2} |", times[times.len() / 2]);
+            }
+        }
+        println!();
+    }
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -126,8 +170,7 @@ fn main() {
         for (label, words, cold) in [
             ("short (~12 words)", 12usize, false),
             ("short (~12 words), cold caches", 12, true),
-            // An add_drawer note of 30-40 tokens: past the 32 rows OpenBLAS leaves to the
-            // crate's kernel.
+            // An add_drawer note of 30-40 tokens.
             ("note (~28 words)", 28, false),
             ("note (~28 words), cold caches", 28, true),
             ("paragraph (~120 words)", 120, false),
@@ -158,6 +201,7 @@ fn main() {
             );
         }
     }
+    length_sweep(&model, &mut other);
     std::hint::black_box(&other);
     async_calls(&model);
     println!();

@@ -15,8 +15,8 @@ pub enum MatmulKernel {
     /// on this crate's own kernel, the rest (and everything elsewhere) on the `gemm` crate.
     PureRust,
     /// The system's OpenBLAS through CBLAS (needs the `openblas` cargo feature); products of
-    /// up to 32 rows (one short text) by the stored weights run on this crate's own kernel on
-    /// AVX-512 CPUs.
+    /// up to 56 rows (one text of up to 54 tokens) by the stored weights run on this crate's
+    /// own kernel on AVX-512 CPUs.
     #[cfg(feature = "openblas")]
     OpenBlas,
 }
@@ -123,16 +123,18 @@ pub(crate) fn runs_on_few_rows(kernel: MatmulKernel, rows: usize) -> bool {
     rows <= few_rows_limit(kernel) && few_rows::available()
 }
 
-/// Rows up to which [`few_rows`] beats `kernel` on a product by a stored weight matrix
-/// (`benches/embed.rs` and one text per call, on an AVX-512 Xeon: 9 tokens 2.8 ms against
-/// OpenBLAS's 4.0, 30 tokens 5.9 against 6.3, 46 tokens 8.9 against 8.2; against the `gemm`
-/// crate it wins up to batches of about a thousand rows: 2–3 times faster for one text,
-/// 13% slower for 16 paragraphs at once).
+/// Rows up to which [`few_rows`] beats `kernel` on a product by a stored weight matrix, one
+/// text per call on an AVX-512 Xeon (`benches/embed.rs`, its length sweep): against OpenBLAS
+/// it wins by 2.8 against 4.0 ms at 9 tokens and 8.3 against 9.5 at 38, ties near 54–58 rows
+/// and loses beyond (13.2 against 12.9 ms at 66 rows, 15.7 against 13.2 at 74); reading the
+/// half-precision copy it also leaves the f32 layers out of the resident set. Against the
+/// `gemm` crate it wins up to batches of about a thousand rows: 2–3 times faster for one
+/// text, 13% slower for 16 paragraphs at once.
 fn few_rows_limit(kernel: MatmulKernel) -> usize {
     match kernel {
         MatmulKernel::PureRust => 1024,
         #[cfg(feature = "openblas")]
-        MatmulKernel::OpenBlas => 32,
+        MatmulKernel::OpenBlas => 56,
     }
 }
 

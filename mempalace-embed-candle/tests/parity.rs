@@ -205,9 +205,12 @@ async fn paraphrases_score_above_unrelated_pairs() {
     assert!(m.embed(&[]).await.unwrap().is_empty());
 }
 
-/// Where the word table lies in the safetensors file: its byte range.
+/// Byte ranges in the safetensors file of the tensors whose names `wanted` accepts.
 #[cfg(target_os = "linux")]
-fn word_table_range(file: &std::path::Path) -> std::ops::Range<u64> {
+fn tensor_ranges(
+    file: &std::path::Path,
+    wanted: impl Fn(&str) -> bool,
+) -> Vec<std::ops::Range<u64>> {
     use std::io::Read;
     let mut f = std::fs::File::open(file).unwrap();
     let mut len = [0u8; 8];
@@ -216,15 +219,36 @@ fn word_table_range(file: &std::path::Path) -> std::ops::Range<u64> {
     let mut header = vec![0u8; header_len as usize];
     f.read_exact(&mut header).unwrap();
     let header: serde_json::Value = serde_json::from_slice(&header).unwrap();
-    let entry = header
+    header
         .as_object()
         .unwrap()
         .iter()
-        .find(|(name, _)| name.ends_with("embeddings.word_embeddings.weight"))
-        .map(|(_, v)| v)
-        .unwrap();
-    let at = |i: usize| entry["data_offsets"][i].as_u64().unwrap() + 8 + header_len;
-    at(0)..at(1)
+        .filter(|(name, _)| wanted(name))
+        .map(|(_, entry)| {
+            let at = |i: usize| entry["data_offsets"][i].as_u64().unwrap() + 8 + header_len;
+            at(0)..at(1)
+        })
+        .collect()
+}
+
+/// Where the word table lies in the safetensors file: its byte range.
+#[cfg(target_os = "linux")]
+fn word_table_range(file: &std::path::Path) -> std::ops::Range<u64> {
+    let ranges = tensor_ranges(file, |name| {
+        name.ends_with("embeddings.word_embeddings.weight")
+    });
+    assert_eq!(ranges.len(), 1);
+    ranges[0].clone()
+}
+
+/// The model file, read once in full so that all of it is in the page cache (as after
+/// mining): a page the encoder touches then maps its cached neighbours too.
+#[cfg(target_os = "linux")]
+fn model_file_in_page_cache() -> std::path::PathBuf {
+    let dir = mempalace_embed_candle::model_dir::resolve(None);
+    let file = std::fs::canonicalize(dir.join("model.safetensors")).unwrap();
+    std::hint::black_box(std::fs::read(&file).unwrap());
+    file
 }
 
 /// Pages of `range` of `file` that each of this process's mappings of it has resident
@@ -265,10 +289,8 @@ fn resident_pages_per_mapping(file: &std::path::Path, range: std::ops::Range<u64
 async fn the_word_table_leaves_the_resident_set_after_each_call() {
     // With the whole file in the page cache, each token's row would map the 64 KiB of the
     // table around it: two thousand different tokens would keep most of its 47 MB resident.
-    let dir = mempalace_embed_candle::model_dir::resolve(None);
-    let file = std::fs::canonicalize(dir.join("model.safetensors")).unwrap();
-    // Read it all once: the whole file is then in the page cache, as after mining.
-    std::hint::black_box(std::fs::read(&file).unwrap());
+    let file = model_file_in_page_cache();
+    let dir = file.parent().unwrap();
     let table = word_table_range(&file);
     let tokenizer: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("tokenizer.json")).unwrap()).unwrap();
@@ -299,4 +321,61 @@ async fn the_word_table_leaves_the_resident_set_after_each_call() {
         pages.iter().any(|&p| p < 64),
         "resident pages of the {table_pages}-page word table, per mapping: {pages:?}"
     );
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_note_of_up_to_54_tokens_leaves_the_f32_dense_layers_unmapped() {
+    // A note of up to 54 tokens (56 rows with [CLS] and [SEP]) is multiplied from the
+    // half-precision copy on AVX-512 CPUs, whichever kernel takes longer texts: the 41 MiB
+    // of f32 dense layers then leave the resident set once the copy is made, and stay out.
+    if !(cfg!(target_arch = "x86_64")
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vl"))
+    {
+        eprintln!("SKIPPED: the half-precision kernel needs AVX-512 (f, bw, vl)");
+        return;
+    }
+    let file = model_file_in_page_cache();
+    let dense = tensor_ranges(&file, |name| {
+        name.contains("encoder.layer.") && name.ends_with(".weight") && !name.contains("LayerNorm")
+    });
+    assert_eq!(
+        dense.len(),
+        6 * 6,
+        "q, k, v, attention output, intermediate, output per layer"
+    );
+    let total: u64 = dense.iter().map(|r| (r.end - r.start).div_ceil(4096)).sum();
+    let tokenizer = mempalace_embed_candle::model_dir::resolve(None).join("tokenizer.json");
+    let tokenizer: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tokenizer).unwrap()).unwrap();
+    let vocab = tokenizer["model"]["vocab"].as_object().unwrap();
+    // 54 single-token words per text (each a whole word in the vocabulary).
+    let words: Vec<&str> = vocab
+        .keys()
+        .filter(|w| w.len() > 3 && w.chars().all(|c| c.is_ascii_lowercase()))
+        .map(String::as_str)
+        .take(54 * 8)
+        .collect();
+    for kernel in MatmulKernel::available() {
+        let m = model().with_matmul_kernel(kernel);
+        assert_eq!(m.weight_precision(), WeightPrecision::Half);
+        for text in words.chunks(54).map(|c| c.join(" ")) {
+            m.embed(std::slice::from_ref(&text)).await.unwrap();
+        }
+        let resident: Vec<usize> = dense
+            .iter()
+            .map(|r| resident_pages_per_mapping(&file, r.clone()))
+            .fold(Vec::new(), |mut sum, per_mapping| {
+                sum.resize(sum.len().max(per_mapping.len()), 0);
+                sum.iter_mut().zip(&per_mapping).for_each(|(s, p)| *s += p);
+                sum
+            });
+        assert!(
+            resident.iter().any(|&p| p < 64),
+            "{}: resident pages of the {total} pages of f32 dense layers, per mapping: {resident:?}",
+            kernel.name()
+        );
+    }
 }
