@@ -166,6 +166,9 @@ class System:
     """How to init, mine and serve one palace with one implementation."""
 
     label = "rust"
+    # Whether add_drawer itself refuses a near-duplicate (similarity >= 0.9), as the seed's
+    # design has it; 3.11's add_drawer only checks for the same id.
+    add_checks_duplicates = True
 
     def __init__(self, binary: str, env: dict | None = None):
         self.binary, self.env = binary, env
@@ -190,6 +193,7 @@ class Python311(System):
     """MemPalace 3.11 (PyPI `mempalace==3.11.0`): its CLI mines, `mempalace-mcp` serves."""
 
     label = "mempalace-3.11"
+    add_checks_duplicates = False
 
     def init_cmd(self, palace, d, wing):
         return [self.binary, "--palace", str(palace), "init", str(d), "--yes", "--no-llm", "--direct"]
