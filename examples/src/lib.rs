@@ -5,7 +5,7 @@
 //! ([`stack`]), mining a project folder ([`mine`]) and serving a palace over MCP ([`mcp`]).
 
 pub mod init;
-pub mod malloc_arenas;
+pub mod malloc_tuning;
 pub mod mcp;
 pub mod migrate;
 pub mod mine;

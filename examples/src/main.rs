@@ -453,7 +453,11 @@ fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
 }
 
 fn main() {
-    mempalace_cli::malloc_arenas::limit();
+    let cli = Cli::parse();
+    mempalace_cli::malloc_tuning::limit_arenas();
+    if matches!(cli.command, Command::Mine { .. } | Command::Migrate { .. }) {
+        mempalace_cli::malloc_tuning::keep_freed_memory_for_bulk_work();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -464,10 +468,10 @@ fn main() {
             std::process::exit(1);
         }
     };
-    runtime.block_on(async_main());
+    runtime.block_on(async_main(cli));
 }
 
-async fn async_main() {
+async fn async_main(cli: Cli) {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         // Each span enabled by MEMPALACE_LOG (e.g. `mempalace_core=debug`) logs its time when
@@ -482,7 +486,7 @@ async fn async_main() {
                 }),
         )
         .init();
-    if let Err(e) = run(Cli::parse()).await {
+    if let Err(e) = run(cli).await {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
