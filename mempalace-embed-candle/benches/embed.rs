@@ -97,6 +97,32 @@ fn async_calls(model: &MiniLmEmbedder) {
     );
 }
 
+/// Each text of `input` embedded alone, in ms, sorted; with `evict`, 256 MiB of other memory
+/// is written before each call so that the weights are no longer in the caches.
+fn one_text_per_call_ms(
+    model: &MiniLmEmbedder,
+    input: &[String],
+    mut evict: Option<&mut [u8]>,
+) -> Vec<f64> {
+    let mut times: Vec<f64> = input
+        .iter()
+        .map(|text| {
+            if let Some(other) = evict.as_deref_mut() {
+                other
+                    .iter_mut()
+                    .step_by(64)
+                    .for_each(|b| *b = b.wrapping_add(1));
+            }
+            let t = Instant::now();
+            let out = model.embed_blocking(std::slice::from_ref(text)).unwrap();
+            assert_eq!(out.len(), 1);
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times
+}
+
 /// One text per call at lengths around the rows up to which each kernel multiplies on the
 /// crate's few-rows kernel (p50 ms, caches warm and cold): with OpenBLAS, texts past the limit
 /// go to BLAS, so below it both kernels should match and above it OpenBLAS should be faster.
@@ -117,21 +143,7 @@ fn length_sweep(model: &MiniLmEmbedder, other: &mut [u8]) {
                 .with_matmul_kernel(*kernel)
                 .with_weight_precision(WeightPrecision::Half);
             for cold in [false, true] {
-                let mut times: Vec<f64> = input
-                    .iter()
-                    .map(|text| {
-                        if cold {
-                            other
-                                .iter_mut()
-                                .step_by(64)
-                                .for_each(|b| *b = b.wrapping_add(1));
-                        }
-                        let t = Instant::now();
-                        m.embed_blocking(std::slice::from_ref(text)).unwrap();
-                        t.elapsed().as_secs_f64() * 1e3
-                    })
-                    .collect();
-                times.sort_by(f64::total_cmp);
+                let times = one_text_per_call_ms(&m, &input, cold.then_some(&mut *other));
                 print!(" {:.2} |", times[times.len() / 2]);
             }
         }
@@ -177,22 +189,7 @@ fn main() {
             ("paragraph (~120 words), cold caches", 120, true),
         ] {
             let input = texts(words, 64);
-            let mut times: Vec<f64> = input
-                .iter()
-                .map(|text| {
-                    if cold {
-                        other
-                            .iter_mut()
-                            .step_by(64)
-                            .for_each(|b| *b = b.wrapping_add(1));
-                    }
-                    let t = Instant::now();
-                    let out = m.embed_blocking(std::slice::from_ref(text)).unwrap();
-                    assert_eq!(out.len(), 1);
-                    t.elapsed().as_secs_f64() * 1e3
-                })
-                .collect();
-            times.sort_by(f64::total_cmp);
+            let times = one_text_per_call_ms(&m, &input, cold.then_some(&mut other[..]));
             println!(
                 "| {} | {precision:?} | {label} | {:.2} | {:.2} |",
                 kernel.name(),
