@@ -1,10 +1,11 @@
 //! Embedding speed of all-MiniLM-L6-v2 on this machine, printed as a table: sentences per
 //! second for short (~12 words) and paragraph (~120 words) texts at batch sizes 1, 16 and 64,
 //! one text per call (p50 and p95 ms: what a search or an add_drawer waits for, with a
-//! note-sized text of ~28 words too; with the caches warm and cold), each with the weights in f32 and in half precision, also through
-//! the async `Embedder::embed` the server calls, plus model load time and resident memory,
-//! and a sweep of text lengths with half-precision weights on every kernel: where the crate's
-//! few-rows kernel stops beating BLAS (`few_rows_limit` in `src/matmul.rs`).
+//! note-sized text of ~28 words too; with the caches warm and cold), each with the weights in
+//! f32 and in half precision, also through the async `Embedder::embed` the server calls, plus
+//! model load time and resident memory, and a sweep of text lengths with half-precision
+//! weights on every kernel: where the crate's few-rows kernel stops beating BLAS
+//! (`few_rows_limit` in `src/matmul.rs`).
 //! Run: `cargo bench --workspace --profile dev --bench embed`.
 
 use std::time::Instant;

@@ -30,6 +30,14 @@ fn model() -> MiniLmEmbedder {
     MiniLmEmbedder::load_resolved(None).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Whether this CPU runs the kernel that reads the half-precision copy (AVX-512 f, bw, vl).
+fn half_precision_kernel_runs_here() -> bool {
+    cfg!(target_arch = "x86_64")
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+}
+
 fn cosine(a: &[f32], b: &[f32]) -> f64 {
     let dot: f64 = a
         .iter()
@@ -117,10 +125,7 @@ async fn a_short_text_reads_the_half_precision_copy_only_when_asked_to() {
     let v = half.embed(&[refs[0].text.clone()]).await.unwrap();
     assert_eq!(
         half.has_half_copy(),
-        cfg!(target_arch = "x86_64")
-            && std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vl"),
+        half_precision_kernel_runs_here(),
         "the kernel that reads it runs on AVX-512 CPUs"
     );
     assert!(cosine(&v[0], &refs[0].vector) >= 0.9999);
@@ -251,6 +256,23 @@ fn model_file_in_page_cache() -> std::path::PathBuf {
     file
 }
 
+/// The tokenizer's whole lower-case words of more than three letters (one token each), in
+/// token-id order: texts of them have exactly one token per word.
+#[cfg(target_os = "linux")]
+fn whole_vocabulary_words(model_dir: &std::path::Path) -> Vec<String> {
+    let tokenizer: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(model_dir.join("tokenizer.json")).unwrap()).unwrap();
+    let mut words: Vec<(&String, u64)> = tokenizer["model"]["vocab"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(w, _)| w.len() > 3 && w.chars().all(|c| c.is_ascii_lowercase()))
+        .map(|(w, id)| (w, id.as_u64().unwrap()))
+        .collect();
+    words.sort_by_key(|&(_, id)| id);
+    words.into_iter().map(|(w, _)| w.clone()).collect()
+}
+
 /// Pages of `range` of `file` that each of this process's mappings of it has resident
 /// (Linux: `/proc/self/maps` and the present bits of `/proc/self/pagemap`).
 #[cfg(target_os = "linux")]
@@ -292,20 +314,11 @@ async fn the_word_table_leaves_the_resident_set_after_each_call() {
     let file = model_file_in_page_cache();
     let dir = file.parent().unwrap();
     let table = word_table_range(&file);
-    let tokenizer: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("tokenizer.json")).unwrap()).unwrap();
-    let mut words: Vec<(&str, u64)> = tokenizer["model"]["vocab"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .filter(|(w, _)| w.len() > 3 && w.chars().all(|c| c.is_ascii_lowercase()))
-        .map(|(w, id)| (w.as_str(), id.as_u64().unwrap()))
-        .collect();
-    words.sort_by_key(|&(_, id)| id);
+    let words = whole_vocabulary_words(dir);
     let spread: Vec<&str> = words
         .iter()
         .step_by((words.len() / 2_000).max(1))
-        .map(|&(w, _)| w)
+        .map(String::as_str)
         .collect();
     assert!(spread.len() >= 1_500, "{} words", spread.len());
     let texts: Vec<String> = spread.chunks(10).map(|c| c.join(" ")).collect();
@@ -329,11 +342,7 @@ async fn a_note_of_up_to_54_tokens_leaves_the_f32_dense_layers_unmapped() {
     // A note of up to 54 tokens (56 rows with [CLS] and [SEP]) is multiplied from the
     // half-precision copy on AVX-512 CPUs, whichever kernel takes longer texts: the 41 MiB
     // of f32 dense layers then leave the resident set once the copy is made, and stay out.
-    if !(cfg!(target_arch = "x86_64")
-        && std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-        && std::arch::is_x86_feature_detected!("avx512vl"))
-    {
+    if !half_precision_kernel_runs_here() {
         eprintln!("SKIPPED: the half-precision kernel needs AVX-512 (f, bw, vl)");
         return;
     }
@@ -347,15 +356,9 @@ async fn a_note_of_up_to_54_tokens_leaves_the_f32_dense_layers_unmapped() {
         "q, k, v, attention output, intermediate, output per layer"
     );
     let total: u64 = dense.iter().map(|r| (r.end - r.start).div_ceil(4096)).sum();
-    let tokenizer = mempalace_embed_candle::model_dir::resolve(None).join("tokenizer.json");
-    let tokenizer: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(tokenizer).unwrap()).unwrap();
-    let vocab = tokenizer["model"]["vocab"].as_object().unwrap();
-    // 54 single-token words per text (each a whole word in the vocabulary).
-    let words: Vec<&str> = vocab
-        .keys()
-        .filter(|w| w.len() > 3 && w.chars().all(|c| c.is_ascii_lowercase()))
-        .map(String::as_str)
+    // 54 single-token words per text.
+    let words: Vec<String> = whole_vocabulary_words(file.parent().unwrap())
+        .into_iter()
         .take(54 * 8)
         .collect();
     for kernel in MatmulKernel::available() {
