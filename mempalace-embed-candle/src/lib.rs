@@ -32,6 +32,7 @@ mod mapped_weights;
 mod matmul;
 mod minilm;
 pub mod model_dir;
+mod wide_vectors;
 
 pub use error::EmbedError;
 pub use half_weights::WeightPrecision;
