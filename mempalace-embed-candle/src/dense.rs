@@ -63,6 +63,11 @@ impl Dense {
         self.parts.iter().all(WeightMatrix::is_mapped)
     }
 
+    /// Multiply-adds the layer spends on one input row.
+    pub fn multiply_adds_per_row(&self) -> u64 {
+        (self.in_dim * self.out_dim) as u64
+    }
+
     /// Whether the half-precision copy of the weights has been made.
     pub fn has_half_copy(&self) -> bool {
         self.half.is_made()

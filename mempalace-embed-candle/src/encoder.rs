@@ -203,6 +203,16 @@ impl Encoder {
         self.dense_layers().all(Dense::has_half_copy)
     }
 
+    /// Multiply-adds of one sequence of `tokens` tokens: every dense layer once per token,
+    /// and attention's two products (scores, then the weighted values), `tokens² · hidden`
+    /// each per block. What a forward pass over packed sequences costs, to split work evenly.
+    pub fn multiply_adds(&self, tokens: usize) -> u64 {
+        let per_token: u64 = self.dense_layers().map(Dense::multiply_adds_per_row).sum();
+        let attention = 2 * (self.blocks.len() * self.hidden) as u64;
+        let tokens = tokens as u64;
+        tokens * per_token + tokens * tokens * attention
+    }
+
     /// Every block's dense layers.
     fn dense_layers(&self) -> impl Iterator<Item = &Dense> {
         self.blocks

@@ -1,5 +1,7 @@
 //! `MiniLmEmbedder`: all-MiniLM-L6-v2 with candle.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -23,7 +25,7 @@ pub const MAX_SEQ_LENGTH: usize = 256;
 /// Most tokens the encoder takes in one pass (several texts of a batch are split across
 /// passes beyond it; the results are the same).
 const TOKENS_PER_PASS: usize = 2048;
-/// Texts per forward pass unless configured otherwise.
+/// Texts per unit of work (a group one core embeds) unless configured otherwise.
 pub const DEFAULT_BATCH_SIZE: usize = 32;
 
 struct Model {
@@ -101,7 +103,8 @@ impl MiniLmEmbedder {
         })
     }
 
-    /// Sets how many texts go through the model in one forward pass (at least 1).
+    /// Sets about how many texts one core embeds as a unit (at least 1; a call gets at least
+    /// one unit per core, each in forward passes of at most 2,048 tokens).
     pub fn with_batch_size(mut self, batch_size: usize) -> Self {
         self.batch_size = batch_size.max(1);
         self
@@ -163,16 +166,16 @@ impl MiniLmEmbedder {
     #[tracing::instrument(level = "debug", skip_all, fields(texts = texts.len()))]
     pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let ids = self.token_ids(texts)?;
-        // Sort by length so each batch holds texts of similar length; restore the order at
-        // the end.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| ids[i].len());
-        // One forward pass per core (batches cut smaller when there are fewer batches than
-        // cores); a pass alone splits its products across the idle cores.
+        // Groups of equal work, at least one per core; a group alone splits its products
+        // across the idle cores.
         let pool = embedding_threads();
         let workers = pool.map_or(1, rayon::ThreadPool::current_num_threads);
-        let per_batch = self.batch_size.min(texts.len().div_ceil(workers)).max(1);
-        let batches: Vec<&[usize]> = order.chunks(per_batch).collect();
+        let work: Vec<u64> = ids
+            .iter()
+            .map(|seq| self.model.encoder.multiply_adds(seq.len()))
+            .collect();
+        let groups = even_groups(&work, workers, self.batch_size);
+        let batches: Vec<&[usize]> = groups.iter().map(Vec::as_slice).collect();
         let run = |batch: &&[usize]| -> Result<Vec<IndexedVector>, EmbedError> {
             let batch_ids: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
             Ok(batch
@@ -217,6 +220,41 @@ impl MiniLmEmbedder {
         }
         Ok(out)
     }
+}
+
+/// The texts (by index) in groups of about equal total `work`: at least `workers` groups and
+/// about `batch_size` texts per group when there are many, a multiple of `workers` groups
+/// (each core takes as many), none empty. Largest first, each text goes to the lightest group
+/// so far (the longest-processing-time rule: no group exceeds the mean by more than one text's
+/// work). Cutting texts sorted by length into runs instead gave one core the short half of a
+/// mining batch and the other the long half, about twice the work: the first core then only
+/// helped with the other's products, not its attention or element-wise steps.
+fn even_groups(work: &[u64], workers: usize, batch_size: usize) -> Vec<Vec<usize>> {
+    let texts = work.len();
+    if texts == 0 {
+        return Vec::new();
+    }
+    let workers = workers.max(1);
+    let count = texts
+        .div_ceil(batch_size.max(1))
+        .max(workers)
+        .div_ceil(workers)
+        .saturating_mul(workers)
+        .min(texts);
+    let mut largest_first: Vec<usize> = (0..texts).collect();
+    largest_first.sort_by_key(|&i| (Reverse(work[i]), i));
+    let mut lightest: BinaryHeap<Reverse<(u64, usize)>> =
+        (0..count).map(|g| Reverse((0, g))).collect();
+    let mut groups = vec![Vec::new(); count];
+    for i in largest_first {
+        let Some(Reverse((load, g))) = lightest.pop() else {
+            break;
+        };
+        groups[g].push(i);
+        lightest.push(Reverse((load + work[i], g)));
+    }
+    groups.retain(|g| !g.is_empty());
+    groups
 }
 
 /// A text's position in the input and its embedding.
@@ -277,5 +315,57 @@ impl mempalace_core::Embedder for MiniLmEmbedder {
             counts.push(encoding.len());
         }
         Ok(Some(counts))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loads(groups: &[Vec<usize>], work: &[u64]) -> Vec<u64> {
+        groups
+            .iter()
+            .map(|g| g.iter().map(|&i| work[i]).sum())
+            .collect()
+    }
+
+    #[test]
+    fn even_groups_hold_every_text_once_in_a_multiple_of_the_workers() {
+        let work: Vec<u64> = (0..203).map(|i| 1 + (i * 7919 % 256)).collect();
+        for (workers, batch_size, want) in [(2, 32, 8), (2, 64, 4), (3, 32, 9), (1, 32, 7)] {
+            let groups = even_groups(&work, workers, batch_size);
+            assert_eq!(
+                groups.len(),
+                want,
+                "{workers} workers, batches of {batch_size}"
+            );
+            let mut seen: Vec<usize> = groups.iter().flatten().copied().collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..203).collect::<Vec<_>>());
+        }
+        assert!(even_groups(&[], 2, 32).is_empty());
+        assert_eq!(even_groups(&[5], 2, 32), vec![vec![0]]);
+        assert_eq!(even_groups(&[5, 9], 4, 32).len(), 2);
+    }
+
+    #[test]
+    fn a_mining_batch_splits_into_halves_of_equal_work() {
+        // 64 chunks of 20 to 256 tokens, as `mine` hands them over: the two groups' work
+        // differs by less than the largest text's, where halves of the length order differed
+        // by more than a third of the total.
+        let encoder_cost = |n: u64| n * (10_616_832 + 4_608 * n);
+        let work: Vec<u64> = (0..64u64)
+            .map(|i| encoder_cost(20 + (i * 97) % 237))
+            .collect();
+        let groups = even_groups(&work, 2, 32);
+        assert_eq!(groups.len(), 2);
+        let l = loads(&groups, &work);
+        let largest = *work.iter().max().unwrap();
+        assert!(l[0].abs_diff(l[1]) <= largest, "{l:?}");
+        let mut by_length: Vec<u64> = work.clone();
+        by_length.sort_unstable();
+        let (short, long) = by_length.split_at(32);
+        let (short, long): (u64, u64) = (short.iter().sum(), long.iter().sum());
+        assert!((long - short) * 3 > long + short, "{short} {long}");
     }
 }
