@@ -453,6 +453,13 @@ fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
 }
 
 fn main() {
+    // First, while this is the only thread: OpenBLAS on the best kernels this CPU has (an
+    // OpenBLAS older than the CPU falls back to its slowest ones).
+    #[cfg(feature = "openblas")]
+    // SAFETY: no other thread exists yet to touch the environment, and no product runs.
+    let blas_core = Some(unsafe { mempalace_embed_candle::openblas_core::select_best_core() });
+    #[cfg(not(feature = "openblas"))]
+    let blas_core: Option<()> = None;
     let cli = Cli::parse();
     mempalace_cli::malloc_tuning::limit_arenas();
     if matches!(cli.command, Command::Mine { .. } | Command::Migrate { .. }) {
@@ -468,10 +475,11 @@ fn main() {
             std::process::exit(1);
         }
     };
-    runtime.block_on(async_main(cli));
+    runtime.block_on(async_main(cli, blas_core.map(|c| format!("{c:?}"))));
 }
 
-async fn async_main(cli: Cli) {
+/// Runs the command, with logging set up; `blas_core` says what became of OpenBLAS's kernels.
+async fn async_main(cli: Cli, blas_core: Option<String>) {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         // Each span enabled by MEMPALACE_LOG (e.g. `mempalace_core=debug`) logs its time when
@@ -486,6 +494,9 @@ async fn async_main(cli: Cli) {
                 }),
         )
         .init();
+    if let Some(core) = blas_core {
+        tracing::debug!(core, "OpenBLAS core");
+    }
     if let Err(e) = run(cli).await {
         eprintln!("error: {e:#}");
         std::process::exit(1);

@@ -32,6 +32,8 @@ mod mapped_weights;
 mod matmul;
 mod minilm;
 pub mod model_dir;
+#[cfg(feature = "openblas")]
+pub mod openblas_core;
 mod wide_vectors;
 
 pub use error::EmbedError;

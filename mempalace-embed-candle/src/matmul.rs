@@ -22,11 +22,14 @@ pub enum MatmulKernel {
 }
 
 impl MatmulKernel {
-    /// The fastest kernel this build has: OpenBLAS when the `openblas` feature is on.
+    /// The fastest kernel this build has: OpenBLAS when the `openblas` feature is on, unless
+    /// OpenBLAS runs a core narrower than this CPU (it did not know the CPU, see
+    /// [`crate::openblas_core`]): then the pure-Rust kernel, which is faster than that.
     pub fn fastest() -> Self {
         #[cfg(feature = "openblas")]
-        return MatmulKernel::OpenBlas;
-        #[cfg(not(feature = "openblas"))]
+        if !crate::openblas_core::runs_below_this_cpu() {
+            return MatmulKernel::OpenBlas;
+        }
         MatmulKernel::PureRust
     }
 
