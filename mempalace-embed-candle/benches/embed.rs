@@ -5,7 +5,8 @@
 //! f32 and in half precision, also through the async `Embedder::embed` the server calls, plus
 //! model load time and resident memory, and a sweep of text lengths with half-precision
 //! weights on every kernel: where the crate's few-rows kernel stops beating BLAS
-//! (`few_rows_limit` in `src/matmul.rs`).
+//! (`few_rows_limit` in `src/matmul.rs`), and texts of mixed lengths in calls of 64 as
+//! `mine` embeds them (alone: `-- --mining-only`).
 //! Run: `cargo bench --workspace --profile dev --bench embed`.
 
 use std::time::Instant;
@@ -36,7 +37,8 @@ fn rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-fn texts(words: usize, n: usize) -> Vec<String> {
+/// Text number `i` of `words` words from a small vocabulary (texts differ by `i`).
+fn text(i: usize, words: usize) -> String {
     const VOCAB: &[&str] = &[
         "memory",
         "palace",
@@ -59,14 +61,15 @@ fn texts(words: usize, n: usize) -> Vec<String> {
         "database",
         "migration",
     ];
-    (0..n)
-        .map(|i| {
-            (0..words)
-                .map(|w| VOCAB[(i * 7 + w * 3 + w * w) % VOCAB.len()])
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect()
+    (0..words)
+        .map(|w| VOCAB[(i * 7 + w * 3 + w * w) % VOCAB.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `n` texts of `words` words each.
+fn texts(words: usize, n: usize) -> Vec<String> {
+    (0..n).map(|i| text(i, words)).collect()
 }
 
 /// One short text per call through `Embedder::embed` on a two-worker tokio runtime, as the
@@ -152,9 +155,49 @@ fn length_sweep(model: &MiniLmEmbedder, other: &mut [u8]) {
     }
 }
 
+/// Texts of mixed lengths in calls of 64, as `mine` hands its chunks over: 15 to 200 words
+/// (about 20 to 256 tokens) spread through each call, texts per second on every kernel with
+/// f32 weights (the products of a mining call are too big for the half-precision path).
+fn mining_calls(model: &MiniLmEmbedder) {
+    let words: Vec<usize> = (0..512).map(|i| 15 + (i * 97) % 186).collect();
+    let input: Vec<String> = words.iter().enumerate().map(|(i, &w)| text(i, w)).collect();
+    println!();
+    println!(
+        "| matrix kernel | mixed lengths (15-200 words), calls of 64 | texts/s |\n| --- | --- | --- |"
+    );
+    for kernel in MatmulKernel::available() {
+        let m = model
+            .clone()
+            .with_matmul_kernel(kernel)
+            .with_weight_precision(WeightPrecision::Single);
+        let _ = m.embed_blocking(&input[..64]).unwrap();
+        let t = Instant::now();
+        for call in input.chunks(64) {
+            assert_eq!(m.embed_blocking(call).unwrap().len(), call.len());
+        }
+        let secs = t.elapsed().as_secs_f64();
+        println!(
+            "| {} | {} texts | {:.1} |",
+            kernel.name(),
+            input.len(),
+            input.len() as f64 / secs
+        );
+    }
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
+    }
+    // As the CLI does first: OpenBLAS on this CPU's best kernels.
+    #[cfg(feature = "openblas")]
+    // SAFETY: no other thread has started yet.
+    println!("OpenBLAS core: {:?}", unsafe {
+        mempalace_embed_candle::openblas_core::select_best_core()
+    });
+    if std::env::args().any(|a| a == "--mining-only") {
+        let model = MiniLmEmbedder::load_resolved(None).expect("run scripts/fetch-model.sh first");
+        return mining_calls(&model);
     }
     let before = rss_mib();
     let t = Instant::now();
@@ -200,6 +243,7 @@ fn main() {
         }
     }
     length_sweep(&model, &mut other);
+    mining_calls(&model);
     std::hint::black_box(&other);
     async_calls(&model);
     println!();
