@@ -175,8 +175,7 @@ impl MiniLmEmbedder {
             .map(|seq| self.model.encoder.multiply_adds(seq.len()))
             .collect();
         let groups = even_groups(&work, workers, self.batch_size);
-        let batches: Vec<&[usize]> = groups.iter().map(Vec::as_slice).collect();
-        let run = |batch: &&[usize]| -> Result<Vec<IndexedVector>, EmbedError> {
+        let run = |batch: &Vec<usize>| -> Result<Vec<IndexedVector>, EmbedError> {
             let batch_ids: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
             Ok(batch
                 .iter()
@@ -186,8 +185,8 @@ impl MiniLmEmbedder {
         };
         let results: Vec<Result<Vec<IndexedVector>, EmbedError>> =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match pool {
-                Some(pool) => pool.install(|| batches.par_iter().map(run).collect()),
-                None => batches.iter().map(run).collect(),
+                Some(pool) => pool.install(|| groups.par_iter().map(run).collect()),
+                None => groups.iter().map(run).collect(),
             }))
             .map_err(|_| EmbedError::WorkerPanicked)?;
         let mut out = vec![Vec::new(); texts.len()];
