@@ -2,13 +2,18 @@
 //! (`out × in`): dot products straight off the stored rows, with AVX-512.
 //!
 //! A BLAS `sgemm` first copies ("packs") the weight matrix into its own layout, which pays
-//! off when many rows share it. One short text has 10–30 rows, and then copying up to
-//! 2.3 MiB of weights per product costs more than multiplying them. Here each weight row is
-//! read once and multiplied with every input row while it sits in L1, four weight rows by
-//! four input rows at a time (sixteen accumulators, summed by one shuffle tree per four).
-//! While the first input rows meet four weight rows, the next four weight rows are prefetched:
-//! they come from memory (the model's 42 MB of layers do not stay in cache between calls),
-//! and prefetching them took one 30-token text from 7.8 to 7.35 ms p50 on 2 cores.
+//! off when many rows share it. One short text has 10–60 rows, and then copying up to
+//! 2.3 MiB of weights per product costs more than multiplying them. Here the weights are read
+//! as stored and only the few input rows are packed: per pass over up to 512 terms, into
+//! blocks of 12 rows laid out in the order the kernel reads them, so that a block's vectors
+//! sit at fixed offsets from one pointer and stay in L1. Each block then meets the weight
+//! rows two at a time: 24 accumulators, each widened weight vector used 12 times, the sums
+//! reduced by one shuffle tree per four. The weight rows go in chunks of 64, so that a chunk
+//! comes from memory once (the model's layers do not stay in cache between calls) and from
+//! L2 for the other blocks. Against the earlier kernel (4 rows by 4, input rows read in
+//! place at their stride) this took 35 rows times a 1536 × 384 half-precision matrix from
+//! 31–33 to 50–55 G multiply-adds a second on one core of an AVX-512 Xeon (release build;
+//! OpenBLAS's peak there is 78).
 //! The weights may be stored in single precision (the model file, read in place) or in half
 //! precision ([`crate::half_weights`]): half the bytes to bring from memory, widened to f32
 //! as they are loaded, with every sum still in f32.
@@ -85,6 +90,13 @@ pub(crate) trait StoredWeight: Copy + Send + Sync + 'static {
         p: usize,
         mask: std::arch::x86_64::__mmask16,
     ) -> std::arch::x86_64::__m512;
+
+    /// Lanes `p..p + 16` of a row of this type as f32.
+    ///
+    /// # Safety
+    /// [`available`] must be true, and `row + p .. row + p + 16` be readable.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn full_lanes(row: *const Self, p: usize) -> std::arch::x86_64::__m512;
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -98,6 +110,13 @@ impl StoredWeight for f32 {
     ) -> std::arch::x86_64::__m512 {
         // SAFETY: the caller's contract; masked-off lanes are not read.
         unsafe { std::arch::x86_64::_mm512_maskz_loadu_ps(mask, row.add(p)) }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    #[inline]
+    unsafe fn full_lanes(row: *const f32, p: usize) -> std::arch::x86_64::__m512 {
+        // SAFETY: the caller's contract.
+        unsafe { std::arch::x86_64::_mm512_loadu_ps(row.add(p)) }
     }
 }
 
@@ -113,6 +132,14 @@ impl StoredWeight for f16 {
         use std::arch::x86_64::*;
         // SAFETY: the caller's contract; masked-off lanes are not read.
         unsafe { _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, row.add(p).cast())) }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    #[inline]
+    unsafe fn full_lanes(row: *const f16, p: usize) -> std::arch::x86_64::__m512 {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller's contract.
+        unsafe { _mm512_cvtph_ps(_mm256_loadu_si256(row.add(p).cast())) }
     }
 }
 
@@ -139,46 +166,209 @@ mod avx512 {
     use super::{Shape, StoredWeight};
     use std::arch::x86_64::*;
 
-    /// The whole product: blocks of 4 input rows × 4 weight rows, then what is left of the
-    /// input rows one by one against 4 weight rows, then the last weight rows one by one.
+    /// f32 lanes of one AVX-512 vector.
+    const LANES: usize = 16;
+    /// Input rows per block: 12 rows by 2 weight rows keep 24 accumulators in registers, and
+    /// each widened weight vector serves 12 multiply-adds.
+    const BLOCK_ROWS: usize = 12;
+    /// Terms per pass over the inputs: a block of 12 packed rows (24 KiB) stays in L1.
+    const TERMS_PER_PASS: usize = 512;
+    /// Weight rows per chunk: a chunk (at most 64 KiB in half precision) comes from memory
+    /// once, for the first block of input rows, and from L2 for the others.
+    const WEIGHT_ROWS_PER_CHUNK: usize = 64;
+
+    /// The whole product, pass by pass over `TERMS_PER_PASS` terms: the pass's input rows
+    /// are packed into blocks (see [`pack_rows`]), then every chunk of weight rows meets every
+    /// block, two weight rows at a time.
     ///
     /// # Safety
     /// As `rows_times_stored_rows`.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     pub(super) unsafe fn product<W: StoredWeight>(s: &Shape<W>, m: usize, n: usize) {
-        let full_n = n - n % 4;
-        let full_m = m - m % 4;
-        // SAFETY (every call): the rows and columns named are inside the caller's shapes.
-        for j in (0..full_n).step_by(4) {
-            // The first pass over these weight rows also asks for the next four, which then
-            // arrive from memory while these are multiplied.
-            let next = (j + 8 <= full_n).then(|| unsafe { s.w.add((j + 4) * s.ldw) });
-            for i in (0..full_m).step_by(4) {
-                unsafe { four_by_four(s, i, j, if i == 0 { next } else { None }) };
+        let mut packed: Vec<__m512> = Vec::new();
+        let mut first = 0;
+        while first < s.k {
+            let terms = (s.k - first).min(TERMS_PER_PASS);
+            let pass = Pass {
+                first,
+                terms,
+                steps: terms.div_ceil(LANES),
+                accumulate: s.accumulate || first > 0,
+            };
+            // SAFETY: rows 0..m, terms first..first + terms lie inside `a`.
+            unsafe { pack_rows(s, m, &pass, &mut packed) };
+            for chunk in (0..n).step_by(WEIGHT_ROWS_PER_CHUNK) {
+                let end = (chunk + WEIGHT_ROWS_PER_CHUNK).min(n);
+                for (index, row) in (0..m).step_by(BLOCK_ROWS).enumerate() {
+                    let rows = (m - row).min(BLOCK_ROWS);
+                    // SAFETY: block `index` of `packed` holds `rows` rows of `steps` vectors.
+                    let block = unsafe { packed.as_ptr().add(index * BLOCK_ROWS * pass.steps) };
+                    // SAFETY: rows row..row + rows and weight rows chunk..end are inside
+                    // the shapes.
+                    unsafe { block_times_rows(s, &pass, block, rows, row, chunk..end) };
+                }
             }
-            for i in full_m..m {
-                unsafe { one_by_four(s, i, j, if full_m == 0 && i == 0 { next } else { None }) };
-            }
+            first += terms;
         }
-        for j in full_n..n {
-            for i in 0..m {
-                unsafe { store(s, i, j, dot(s, i, j)) };
+    }
+
+    /// One pass over a run of terms.
+    struct Pass {
+        /// The first term (lane of a row) of the pass.
+        first: usize,
+        /// Terms in the pass.
+        terms: usize,
+        /// Vectors per row in the pass (`terms` rounded up to whole vectors).
+        steps: usize,
+        /// Whether the pass adds to `c` (every pass after the first does).
+        accumulate: bool,
+    }
+
+    /// Copies the pass's terms of rows `0..m` of `a` into `packed`, block by block of
+    /// `BLOCK_ROWS` rows: in a block, vector `t` of every row in turn, the last vector
+    /// padded with zeros. The kernel then reads a block's vectors at fixed offsets from one
+    /// pointer, in the order it multiplies them.
+    ///
+    /// # Safety
+    /// Rows `0..m` of `a` must hold the pass's terms.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    unsafe fn pack_rows<W>(s: &Shape<W>, m: usize, pass: &Pass, packed: &mut Vec<__m512>) {
+        packed.clear();
+        for row in (0..m).step_by(BLOCK_ROWS) {
+            let rows = (m - row).min(BLOCK_ROWS);
+            for t in 0..pass.steps {
+                let p = t * LANES;
+                let mask = mask_from(p, pass.terms);
+                for r in 0..rows {
+                    // SAFETY: the caller's contract; masked-off lanes are not read.
+                    packed.push(unsafe {
+                        <f32 as StoredWeight>::lanes(
+                            s.a.add((row + r) * s.lda + pass.first),
+                            p,
+                            mask,
+                        )
+                    });
+                }
             }
         }
     }
 
-    /// Asks for the cache line at lane `p` of four weight rows from `w` (stride `ldw`) to be
-    /// brought into L1.
+    /// A block of `rows` packed input rows (from input row `row`) times weight rows
+    /// `weights`, two at a time (the last alone when they are odd).
     ///
     /// # Safety
-    /// The four rows must lie inside `w`'s allocation (a prefetch itself reads nothing).
+    /// The block must hold `rows` rows of the pass; the rows and weight rows must be
+    /// inside the shapes.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    unsafe fn block_times_rows<W: StoredWeight>(
+        s: &Shape<W>,
+        pass: &Pass,
+        block: *const __m512,
+        rows: usize,
+        row: usize,
+        weights: std::ops::Range<usize>,
+    ) {
+        macro_rules! by_rows {
+            ($pair:literal, $j:expr) => {
+                // SAFETY: the caller's contract.
+                unsafe {
+                    match rows {
+                        12 => block_times::<W, 12, $pair>(s, pass, block, row, $j),
+                        11 => block_times::<W, 11, $pair>(s, pass, block, row, $j),
+                        10 => block_times::<W, 10, $pair>(s, pass, block, row, $j),
+                        9 => block_times::<W, 9, $pair>(s, pass, block, row, $j),
+                        8 => block_times::<W, 8, $pair>(s, pass, block, row, $j),
+                        7 => block_times::<W, 7, $pair>(s, pass, block, row, $j),
+                        6 => block_times::<W, 6, $pair>(s, pass, block, row, $j),
+                        5 => block_times::<W, 5, $pair>(s, pass, block, row, $j),
+                        4 => block_times::<W, 4, $pair>(s, pass, block, row, $j),
+                        3 => block_times::<W, 3, $pair>(s, pass, block, row, $j),
+                        2 => block_times::<W, 2, $pair>(s, pass, block, row, $j),
+                        _ => block_times::<W, 1, $pair>(s, pass, block, row, $j),
+                    }
+                }
+            };
+        }
+        let mut j = weights.start;
+        while j + 2 <= weights.end {
+            by_rows!(2, j);
+            j += 2;
+        }
+        if j < weights.end {
+            by_rows!(1, j);
+        }
+    }
+
+    /// `R` packed input rows times `NW` weight rows from `j` over the pass: `R × NW`
+    /// accumulators, each widened weight vector used `R` times, each input vector `NW`
+    /// times; then their sums are written to (or added into) `c`.
+    ///
+    /// # Safety
+    /// As [`block_times_rows`], with `R` the block's rows and weight rows `j..j + NW`.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     #[inline]
-    unsafe fn prefetch_four<W>(w: *const W, ldw: usize, p: usize) {
-        // SAFETY: the caller's contract keeps every address inside the allocation.
-        unsafe {
-            for r in 0..4 {
-                _mm_prefetch::<_MM_HINT_T0>(w.add(r * ldw + p).cast::<i8>());
+    unsafe fn block_times<W: StoredWeight, const R: usize, const NW: usize>(
+        s: &Shape<W>,
+        pass: &Pass,
+        block: *const __m512,
+        row: usize,
+        j: usize,
+    ) {
+        // SAFETY (pointer arithmetic and loads, here and below): weight rows j..j + NW from
+        // the pass's first term; the block's vectors; lanes inside the pass.
+        let w: [*const W; NW] =
+            std::array::from_fn(|q| unsafe { s.w.add((j + q) * s.ldw + pass.first) });
+        let mut acc = [[_mm512_setzero_ps(); R]; NW];
+        let full = pass.terms / LANES;
+        for t in 0..full {
+            let x: [__m512; NW] =
+                std::array::from_fn(|q| unsafe { W::full_lanes(w[q], t * LANES) });
+            // SAFETY: vector t of the block's rows.
+            unsafe { multiply_step(&mut acc, &x, block.add(t * R)) };
+        }
+        if full < pass.steps {
+            let p = full * LANES;
+            let mask = mask_from(p, pass.terms);
+            let x: [__m512; NW] = std::array::from_fn(|q| unsafe { W::lanes(w[q], p, mask) });
+            // SAFETY: the last vector of the block's rows.
+            unsafe { multiply_step(&mut acc, &x, block.add(full * R)) };
+        }
+        let zero = _mm512_setzero_ps();
+        let at = |q: usize, r: usize| if q < NW && r < R { acc[q][r] } else { zero };
+        for r in (0..R).step_by(2) {
+            // [c(r, j), c(r, j + 1), c(r + 1, j), c(r + 1, j + 1)]
+            let sums: [f32; 4] = unsafe {
+                std::mem::transmute(sums_of_four(at(0, r), at(1, r), at(0, r + 1), at(1, r + 1)))
+            };
+            for (lane, &sum) in sums.iter().enumerate() {
+                let (rr, q) = (r + lane / 2, lane % 2);
+                if rr < R && q < NW {
+                    // SAFETY: row row + rr, column j + q of the block.
+                    unsafe { store(s, row + rr, j + q, sum, pass.accumulate) };
+                }
+            }
+        }
+    }
+
+    /// One step of [`block_times`]: the `R` input vectors from `y` times the `NW` weight
+    /// vectors `x`, added into the accumulators.
+    ///
+    /// # Safety
+    /// `y` must point at `R` vectors.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    #[inline]
+    // Indexing by row and weight row keeps the unrolled accumulators in registers.
+    #[allow(clippy::needless_range_loop)]
+    unsafe fn multiply_step<const R: usize, const NW: usize>(
+        acc: &mut [[__m512; R]; NW],
+        x: &[__m512; NW],
+        y: *const __m512,
+    ) {
+        for r in 0..R {
+            // SAFETY: the caller's contract.
+            let y = unsafe { *y.add(r) };
+            for q in 0..NW {
+                acc[q][r] = _mm512_fmadd_ps(y, x[q], acc[q][r]);
             }
         }
     }
@@ -187,24 +377,23 @@ mod avx512 {
     #[inline]
     fn mask_from(p: usize, k: usize) -> __mmask16 {
         let left = k - p;
-        if left >= 16 {
+        if left >= LANES {
             0xFFFF
         } else {
             ((1u32 << left) - 1) as __mmask16
         }
     }
 
-    /// Writes one output element.
+    /// Writes (or with `accumulate` adds into) one output element.
     ///
     /// # Safety
     /// (i, j) must be inside the caller's block of c.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     #[inline]
-    unsafe fn store<W>(s: &Shape<W>, i: usize, j: usize, total: f32) {
+    unsafe fn store<W>(s: &Shape<W>, i: usize, j: usize, total: f32, accumulate: bool) {
         // SAFETY: the caller's contract.
         unsafe {
             let out = s.c.add(i * s.ldc + j);
-            *out = if s.accumulate { *out + total } else { total };
+            *out = if accumulate { *out + total } else { total };
         }
     }
 
@@ -232,158 +421,6 @@ mod avx512 {
             _mm256_extractf128_ps(halves, 1),
         )
     }
-
-    /// Writes four neighbouring output elements of row `i` from column `j`.
-    ///
-    /// # Safety
-    /// Row i, columns j..j + 4 must be inside the caller's block of c.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-    #[inline]
-    unsafe fn store_four<W>(s: &Shape<W>, i: usize, j: usize, sums: __m128) {
-        // SAFETY: the caller's contract.
-        unsafe {
-            let out = s.c.add(i * s.ldc + j);
-            let total = if s.accumulate {
-                _mm_add_ps(_mm_loadu_ps(out), sums)
-            } else {
-                sums
-            };
-            _mm_storeu_ps(out, total);
-        }
-    }
-
-    /// Input rows `i..i + 4` times weight rows `j..j + 4`: sixteen accumulators. With `next`
-    /// (the first of four more weight rows), those are prefetched along the way.
-    ///
-    /// # Safety
-    /// Those rows must be inside the caller's shapes, and `next` four rows of `w`.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-    unsafe fn four_by_four<W: StoredWeight>(
-        s: &Shape<W>,
-        i: usize,
-        j: usize,
-        next: Option<*const W>,
-    ) {
-        // SAFETY (pointer arithmetic and loads): rows inside the shapes, lanes inside k.
-        let (a0, a1, a2, a3) = unsafe {
-            let a = s.a.add(i * s.lda);
-            (a, a.add(s.lda), a.add(2 * s.lda), a.add(3 * s.lda))
-        };
-        let (w0, w1, w2, w3) = unsafe {
-            let w = s.w.add(j * s.ldw);
-            (w, w.add(s.ldw), w.add(2 * s.ldw), w.add(3 * s.ldw))
-        };
-        let zero = _mm512_setzero_ps();
-        let mut c = [zero; 16];
-        let mut p = 0;
-        while p < s.k {
-            if let Some(next) = next {
-                // SAFETY: the caller's contract on `next`; a prefetch reads nothing.
-                unsafe { prefetch_four(next, s.ldw, p) };
-            }
-            let mask = mask_from(p, s.k);
-            let (x0, x1, x2, x3) = unsafe {
-                (
-                    W::lanes(w0, p, mask),
-                    W::lanes(w1, p, mask),
-                    W::lanes(w2, p, mask),
-                    W::lanes(w3, p, mask),
-                )
-            };
-            let y = unsafe { f32::lanes(a0, p, mask) };
-            c[0] = _mm512_fmadd_ps(y, x0, c[0]);
-            c[1] = _mm512_fmadd_ps(y, x1, c[1]);
-            c[2] = _mm512_fmadd_ps(y, x2, c[2]);
-            c[3] = _mm512_fmadd_ps(y, x3, c[3]);
-            let y = unsafe { f32::lanes(a1, p, mask) };
-            c[4] = _mm512_fmadd_ps(y, x0, c[4]);
-            c[5] = _mm512_fmadd_ps(y, x1, c[5]);
-            c[6] = _mm512_fmadd_ps(y, x2, c[6]);
-            c[7] = _mm512_fmadd_ps(y, x3, c[7]);
-            let y = unsafe { f32::lanes(a2, p, mask) };
-            c[8] = _mm512_fmadd_ps(y, x0, c[8]);
-            c[9] = _mm512_fmadd_ps(y, x1, c[9]);
-            c[10] = _mm512_fmadd_ps(y, x2, c[10]);
-            c[11] = _mm512_fmadd_ps(y, x3, c[11]);
-            let y = unsafe { f32::lanes(a3, p, mask) };
-            c[12] = _mm512_fmadd_ps(y, x0, c[12]);
-            c[13] = _mm512_fmadd_ps(y, x1, c[13]);
-            c[14] = _mm512_fmadd_ps(y, x2, c[14]);
-            c[15] = _mm512_fmadd_ps(y, x3, c[15]);
-            p += 16;
-        }
-        for r in 0..4 {
-            // SAFETY: row i + r, columns j..j + 4 of the block.
-            unsafe {
-                store_four(
-                    s,
-                    i + r,
-                    j,
-                    sums_of_four(c[4 * r], c[4 * r + 1], c[4 * r + 2], c[4 * r + 3]),
-                )
-            };
-        }
-    }
-
-    /// Input row `i` times weight rows `j..j + 4`, prefetching four more from `next` as
-    /// [`four_by_four`] does.
-    ///
-    /// # Safety
-    /// Those rows must be inside the caller's shapes, and `next` four rows of `w`.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-    unsafe fn one_by_four<W: StoredWeight>(
-        s: &Shape<W>,
-        i: usize,
-        j: usize,
-        next: Option<*const W>,
-    ) {
-        // SAFETY (pointer arithmetic and loads): rows inside the shapes, lanes inside k.
-        let a = unsafe { s.a.add(i * s.lda) };
-        let (w0, w1, w2, w3) = unsafe {
-            let w = s.w.add(j * s.ldw);
-            (w, w.add(s.ldw), w.add(2 * s.ldw), w.add(3 * s.ldw))
-        };
-        let zero = _mm512_setzero_ps();
-        let (mut c0, mut c1, mut c2, mut c3) = (zero, zero, zero, zero);
-        let mut p = 0;
-        while p < s.k {
-            if let Some(next) = next {
-                // SAFETY: as in four_by_four.
-                unsafe { prefetch_four(next, s.ldw, p) };
-            }
-            let mask = mask_from(p, s.k);
-            let y = unsafe { f32::lanes(a, p, mask) };
-            c0 = _mm512_fmadd_ps(y, unsafe { W::lanes(w0, p, mask) }, c0);
-            c1 = _mm512_fmadd_ps(y, unsafe { W::lanes(w1, p, mask) }, c1);
-            c2 = _mm512_fmadd_ps(y, unsafe { W::lanes(w2, p, mask) }, c2);
-            c3 = _mm512_fmadd_ps(y, unsafe { W::lanes(w3, p, mask) }, c3);
-            p += 16;
-        }
-        // SAFETY: row i, columns j..j + 4 of the block.
-        unsafe { store_four(s, i, j, sums_of_four(c0, c1, c2, c3)) };
-    }
-
-    /// Input row `i` times weight row `j`.
-    ///
-    /// # Safety
-    /// Those rows must be inside the caller's shapes.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-    unsafe fn dot<W: StoredWeight>(s: &Shape<W>, i: usize, j: usize) -> f32 {
-        // SAFETY (pointer arithmetic and loads): rows inside the shapes, lanes inside k.
-        let (a, w) = unsafe { (s.a.add(i * s.lda), s.w.add(j * s.ldw)) };
-        let mut sum = _mm512_setzero_ps();
-        let mut p = 0;
-        while p < s.k {
-            let mask = mask_from(p, s.k);
-            sum = _mm512_fmadd_ps(
-                unsafe { f32::lanes(a, p, mask) },
-                unsafe { W::lanes(w, p, mask) },
-                sum,
-            );
-            p += 16;
-        }
-        _mm512_reduce_add_ps(sum)
-    }
 }
 
 #[cfg(test)]
@@ -406,6 +443,10 @@ mod tests {
             (5, 13, 33),
             (16, 384, 384),
             (10, 6, 1536),
+            // Past one block of rows, a chunk of weight rows and a pass of terms, each
+            // with a ragged end.
+            (25, 7, 1030),
+            (13, 65, 520),
         ] {
             let (lda, ldw, ldc) = (k + 3, k + 1, n + 2);
             let a = values(m * lda, 0.1);
