@@ -176,6 +176,9 @@ mod avx512 {
     /// Weight rows per chunk: a chunk (at most 64 KiB in half precision) comes from memory
     /// once, for the first block of input rows, and from L2 for the others.
     const WEIGHT_ROWS_PER_CHUNK: usize = 64;
+    /// How far ahead the first block of input rows asks for weight rows: they come from
+    /// memory, and two pairs of rows take about as long as a trip there.
+    const PREFETCH_AHEAD_ROWS: usize = 4;
 
     /// The whole product, pass by pass over `TERMS_PER_PASS` terms: the pass's input rows
     /// are packed into blocks (see [`pack_rows`]), then every chunk of weight rows meets every
@@ -205,7 +208,7 @@ mod avx512 {
                     let block = unsafe { packed.as_ptr().add(index * BLOCK_ROWS * pass.steps) };
                     // SAFETY: rows row..row + rows and weight rows chunk..end are inside
                     // the shapes.
-                    unsafe { block_times_rows(s, &pass, block, rows, row, chunk..end) };
+                    unsafe { block_times_rows(s, &pass, block, rows, row, chunk..end, index == 0) };
                 }
             }
             first += terms;
@@ -267,24 +270,25 @@ mod avx512 {
         rows: usize,
         row: usize,
         weights: std::ops::Range<usize>,
+        prefetch: bool,
     ) {
         macro_rules! by_rows {
             ($pair:literal, $j:expr) => {
                 // SAFETY: the caller's contract.
                 unsafe {
                     match rows {
-                        12 => block_times::<W, 12, $pair>(s, pass, block, row, $j),
-                        11 => block_times::<W, 11, $pair>(s, pass, block, row, $j),
-                        10 => block_times::<W, 10, $pair>(s, pass, block, row, $j),
-                        9 => block_times::<W, 9, $pair>(s, pass, block, row, $j),
-                        8 => block_times::<W, 8, $pair>(s, pass, block, row, $j),
-                        7 => block_times::<W, 7, $pair>(s, pass, block, row, $j),
-                        6 => block_times::<W, 6, $pair>(s, pass, block, row, $j),
-                        5 => block_times::<W, 5, $pair>(s, pass, block, row, $j),
-                        4 => block_times::<W, 4, $pair>(s, pass, block, row, $j),
-                        3 => block_times::<W, 3, $pair>(s, pass, block, row, $j),
-                        2 => block_times::<W, 2, $pair>(s, pass, block, row, $j),
-                        _ => block_times::<W, 1, $pair>(s, pass, block, row, $j),
+                        12 => block_times::<W, 12, $pair>(s, pass, block, row, $j, prefetch),
+                        11 => block_times::<W, 11, $pair>(s, pass, block, row, $j, prefetch),
+                        10 => block_times::<W, 10, $pair>(s, pass, block, row, $j, prefetch),
+                        9 => block_times::<W, 9, $pair>(s, pass, block, row, $j, prefetch),
+                        8 => block_times::<W, 8, $pair>(s, pass, block, row, $j, prefetch),
+                        7 => block_times::<W, 7, $pair>(s, pass, block, row, $j, prefetch),
+                        6 => block_times::<W, 6, $pair>(s, pass, block, row, $j, prefetch),
+                        5 => block_times::<W, 5, $pair>(s, pass, block, row, $j, prefetch),
+                        4 => block_times::<W, 4, $pair>(s, pass, block, row, $j, prefetch),
+                        3 => block_times::<W, 3, $pair>(s, pass, block, row, $j, prefetch),
+                        2 => block_times::<W, 2, $pair>(s, pass, block, row, $j, prefetch),
+                        _ => block_times::<W, 1, $pair>(s, pass, block, row, $j, prefetch),
                     }
                 }
             };
@@ -313,6 +317,7 @@ mod avx512 {
         block: *const __m512,
         row: usize,
         j: usize,
+        prefetch: bool,
     ) {
         // SAFETY (pointer arithmetic and loads, here and below): weight rows j..j + NW from
         // the pass's first term; the block's vectors; lanes inside the pass.
@@ -320,7 +325,15 @@ mod avx512 {
             std::array::from_fn(|q| unsafe { s.w.add((j + q) * s.ldw + pass.first) });
         let mut acc = [[_mm512_setzero_ps(); R]; NW];
         let full = pass.terms / LANES;
+        let ahead: [*const W; NW] =
+            std::array::from_fn(|q| w[q].wrapping_add(PREFETCH_AHEAD_ROWS * s.ldw));
         for t in 0..full {
+            if prefetch {
+                for row in ahead {
+                    // A prefetch reads nothing (and never faults), wherever it points.
+                    _mm_prefetch::<_MM_HINT_T0>(row.wrapping_add(t * LANES).cast::<i8>());
+                }
+            }
             let x: [__m512; NW] =
                 std::array::from_fn(|q| unsafe { W::full_lanes(w[q], t * LANES) });
             // SAFETY: vector t of the block's rows.
