@@ -12,7 +12,7 @@
 //! comes from memory once (the model's layers do not stay in cache between calls) and from
 //! L2 for the other blocks. Against the earlier kernel (4 rows by 4, input rows read in
 //! place at their stride) this took 35 rows times a 1536 × 384 half-precision matrix from
-//! 31–33 to 50–55 G multiply-adds a second on one core of an AVX-512 Xeon (release build;
+//! 31–33 to 48–55 G multiply-adds a second on one core of an AVX-512 Xeon (release build;
 //! OpenBLAS's peak there is 78).
 //! The weights may be stored in single precision (the model file, read in place) or in half
 //! precision ([`crate::half_weights`]): half the bytes to bring from memory, widened to f32
