@@ -193,6 +193,68 @@ async fn small_writes_are_compacted() {
     assert_eq!(s.count(&DrawerFilter::all()).await.unwrap(), 40);
 }
 
+/// The table versions on disk (each write commits one).
+fn manifests(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir.join("lance/mempalace_drawers.lance/_versions"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".manifest")
+        })
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maintenance_prunes_versions_only_when_both_old_and_far_back() {
+    let (drawers, vectors) = seeded(24, 30, DIM);
+    let write_one_by_one = |s: LanceStore| {
+        let (drawers, vectors) = (drawers.clone(), vectors.clone());
+        async move {
+            for (d, v) in drawers.iter().zip(&vectors) {
+                s.upsert(std::slice::from_ref(d), std::slice::from_ref(v))
+                    .await
+                    .unwrap();
+            }
+            s
+        }
+    };
+    // By default a version is kept for minutes: a fresh history stays whole.
+    let dir = tempfile::tempdir().unwrap();
+    let s = write_one_by_one(store(dir.path(), |o| o.with_compaction_fragments(1_000)).await).await;
+    let before = manifests(dir.path());
+    assert!(before >= 30, "one version per write ({before})");
+    assert_eq!(s.optimize().await.unwrap().versions_pruned, 0);
+    assert!(manifests(dir.path()) >= before);
+
+    // Kept for no time at all, only the newest five (and what maintenance commits after
+    // pruning) remain; a reader opened before the pruning still reads every drawer.
+    let dir = tempfile::tempdir().unwrap();
+    let retention = |o: LanceOptions| {
+        o.with_compaction_fragments(1_000)
+            .with_version_retention(std::time::Duration::ZERO, 5)
+    };
+    let s = write_one_by_one(store(dir.path(), retention).await).await;
+    let reader = store(dir.path(), retention).await;
+    assert_eq!(reader.count(&DrawerFilter::all()).await.unwrap(), 30);
+    let before = manifests(dir.path());
+    let report = s.optimize().await.unwrap();
+    let after = manifests(dir.path());
+    assert!(
+        report.versions_pruned as usize >= before - 5,
+        "pruned {} of {before}",
+        report.versions_pruned
+    );
+    assert!((5..=10).contains(&after), "{after} versions left");
+    assert_eq!(reader.count(&DrawerFilter::all()).await.unwrap(), 30);
+    for (d, v) in drawers.iter().zip(&vectors).step_by(7) {
+        let hit = reader.query(v, &DrawerFilter::all(), 1).await.unwrap();
+        assert_eq!(hit[0].drawer.id, d.id);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reopen_after_restart_and_dimension_check() {
     let dir = tempfile::tempdir().unwrap();
