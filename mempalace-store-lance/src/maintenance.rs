@@ -1,6 +1,8 @@
 //! Keeping a Lance table fast: compaction of small fragments, the ANN index once the table is
 //! large, scalar indexes on wing and room.
 
+use std::sync::atomic::Ordering;
+
 use lance::dataset::cleanup::CleanupPolicyBuilder;
 use lancedb::index::Index;
 use lancedb::index::scalar::{BitmapIndexBuilder, FtsIndexBuilder};
@@ -232,11 +234,28 @@ pub(crate) async fn maintain_in_background(
     table: &Table,
 ) -> Result<MaintenanceReport> {
     let found = check(shared, table, UNINDEXED_ROWS_LIMIT, IndexMerge::KeepBase).await?;
-    if found.due {
-        optimize(shared, table, IndexMerge::KeepBase).await
+    let mut report = if found.due {
+        optimize(shared, table, IndexMerge::KeepBase).await?
     } else {
-        compact_new_fragments(table, found.fragments).await
+        compact_new_fragments(table, found.fragments).await?
+    };
+    if report.versions_pruned == 0 {
+        report.versions_pruned = prune_if_history_grew(shared, table).await?;
     }
+    Ok(report)
+}
+
+/// [`prune_old_versions`] once the table has gained twice `keep_versions` versions since
+/// this process last pruned (or, in a new process, has that many at all): a server that
+/// only files notes rarely needs the full maintenance run that prunes too, and its history
+/// would otherwise grow between those runs.
+async fn prune_if_history_grew(shared: &Shared, table: &Table) -> Result<u64> {
+    let latest = table.version().await.map_err(lance_err("version"))?;
+    let last = shared.pruned_at_version.load(Ordering::Acquire);
+    if latest < last.saturating_add(shared.opts.keep_versions.saturating_mul(2)) {
+        return Ok(0);
+    }
+    prune_old_versions(shared, table).await
 }
 
 /// Attempts of a maintenance run that lost a commit race to another writer (a process building
@@ -315,6 +334,7 @@ async fn prune_old_versions(shared: &Shared, table: &Table) -> Result<u64> {
         .cleanup_with_policy(policy)
         .await
         .map_err(|e| PalaceError::store("lancedb", "prune", e))?;
+    shared.pruned_at_version.fetch_max(latest, Ordering::AcqRel);
     Ok(removed.old_versions)
 }
 

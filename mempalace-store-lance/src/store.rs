@@ -71,6 +71,8 @@ pub(crate) struct Shared {
     dated: std::sync::atomic::AtomicBool,
     /// Room counts of the latest table version seen.
     room_counts: RoomCountCache,
+    /// The table version at this process's last pruning of old versions (0: none yet).
+    pub(crate) pruned_at_version: std::sync::atomic::AtomicU64,
 }
 
 /// A palace's drawers in an embedded LanceDB table. Cheap to clone; safe to share between
@@ -104,6 +106,7 @@ impl LanceStore {
                 vector_index: std::sync::atomic::AtomicBool::new(false),
                 dated: std::sync::atomic::AtomicBool::new(false),
                 room_counts: RoomCountCache::default(),
+                pruned_at_version: std::sync::atomic::AtomicU64::new(0),
             }),
         };
         store.existing_table().await?;

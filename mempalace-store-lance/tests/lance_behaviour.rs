@@ -256,6 +256,27 @@ async fn maintenance_prunes_versions_only_when_both_old_and_far_back() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_prunes_its_history_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), |o| {
+        o.with_version_retention(std::time::Duration::ZERO, 5)
+    })
+    .await;
+    let (drawers, vectors) = seeded(25, 64, DIM);
+    // One write per drawer, as add_drawer files them; no optimize, no settle.
+    for (d, v) in drawers.iter().zip(&vectors) {
+        s.upsert(std::slice::from_ref(d), std::slice::from_ref(v))
+            .await
+            .unwrap();
+    }
+    until("prune the old versions", || async {
+        manifests(dir.path()) <= 30
+    })
+    .await;
+    assert_eq!(s.count(&DrawerFilter::all()).await.unwrap(), 64);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reopen_after_restart_and_dimension_check() {
     let dir = tempfile::tempdir().unwrap();
     let (drawers, vectors) = seeded(23, 10, DIM);
