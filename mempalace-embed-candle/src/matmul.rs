@@ -133,7 +133,7 @@ pub(crate) fn runs_on_few_rows(kernel: MatmulKernel, rows: usize) -> bool {
 /// half-precision copy it also leaves the f32 layers out of the resident set. Against the
 /// `gemm` crate it wins up to batches of about a thousand rows: 2–3 times faster for one
 /// text, 13% slower for 16 paragraphs at once. Measured on the kernel's first form (4 × 4
-/// blocks) in the dev profile; the second form is faster, so the limit is likely low now.
+/// blocks) in the dev profile; the second form is faster, so the limit is likely too low now.
 fn few_rows_limit(kernel: MatmulKernel) -> usize {
     match kernel {
         MatmulKernel::PureRust => 1024,

@@ -234,14 +234,12 @@ pub(crate) async fn maintain_in_background(
     table: &Table,
 ) -> Result<MaintenanceReport> {
     let found = check(shared, table, UNINDEXED_ROWS_LIMIT, IndexMerge::KeepBase).await?;
-    let mut report = if found.due {
-        optimize(shared, table, IndexMerge::KeepBase).await?
-    } else {
-        compact_new_fragments(table, found.fragments).await?
-    };
-    if report.versions_pruned == 0 {
-        report.versions_pruned = prune_if_history_grew(shared, table).await?;
+    if found.due {
+        // A full run prunes as well.
+        return optimize(shared, table, IndexMerge::KeepBase).await;
     }
+    let mut report = compact_new_fragments(table, found.fragments).await?;
+    report.versions_pruned = prune_if_history_grew(shared, table).await?;
     Ok(report)
 }
 
@@ -310,8 +308,8 @@ async fn compact(table: &Table) -> Result<usize> {
 /// [`LanceOptions::keep_versions_for`](crate::LanceOptions) and further back than
 /// `keep_versions`. Lance's own default keeps every version for a week: each `add_drawer`
 /// makes one, and every read or write lists them all to find the latest (measured with the
-/// release server at 10k drawers: 3,345 versions cost about 1–2 ms per `add_drawer` in
-/// directory reads alone, growing with each write). The newest versions stay however old,
+/// release server at 10k drawers, 3,354 versions against 108: add_drawer p50 2–5 ms slower,
+/// status 2.0–2.3 ms against 0.55–0.60). The newest versions stay however old,
 /// so a reader in another process that opened one a moment before still finds its files.
 async fn prune_old_versions(shared: &Shared, table: &Table) -> Result<u64> {
     let Some(dataset) = table.dataset() else {

@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use mempalace_conformance::corpus::{drawer, seeded, unit_vectors};
-use mempalace_core::{DrawerFilter, MemoryStore, PalaceError, VectorStore};
+use mempalace_core::{Drawer, DrawerFilter, MemoryStore, PalaceError, VectorStore};
 use mempalace_store_lance::{LanceOptions, LanceStore};
 
 const DIM: usize = 384;
@@ -173,12 +173,7 @@ async fn small_writes_are_compacted() {
     // drawer: none writes often enough for its background check, which would compact them.
     for (batch, chunk) in drawers.chunks(5).zip(vectors.chunks(5)) {
         let writer = store(dir.path(), |o| o.with_compaction_fragments(1_000)).await;
-        for (d, v) in batch.iter().zip(chunk) {
-            writer
-                .upsert(std::slice::from_ref(d), std::slice::from_ref(v))
-                .await
-                .unwrap();
-        }
+        upsert_one_by_one(&writer, batch, chunk).await;
     }
     let s = store(dir.path(), |o| o.with_compaction_fragments(1_000)).await;
     let before = s.fragment_count().await.unwrap();
@@ -207,23 +202,22 @@ fn manifests(dir: &std::path::Path) -> usize {
         .count()
 }
 
+/// Files each drawer in a write of its own, as `add_drawer` does (one version per write).
+async fn upsert_one_by_one(s: &LanceStore, drawers: &[Drawer], vectors: &[Vec<f32>]) {
+    for (d, v) in drawers.iter().zip(vectors) {
+        s.upsert(std::slice::from_ref(d), std::slice::from_ref(v))
+            .await
+            .unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn maintenance_prunes_versions_only_when_both_old_and_far_back() {
     let (drawers, vectors) = seeded(24, 30, DIM);
-    let write_one_by_one = |s: LanceStore| {
-        let (drawers, vectors) = (drawers.clone(), vectors.clone());
-        async move {
-            for (d, v) in drawers.iter().zip(&vectors) {
-                s.upsert(std::slice::from_ref(d), std::slice::from_ref(v))
-                    .await
-                    .unwrap();
-            }
-            s
-        }
-    };
     // By default a version is kept for minutes: a fresh history stays whole.
     let dir = tempfile::tempdir().unwrap();
-    let s = write_one_by_one(store(dir.path(), |o| o.with_compaction_fragments(1_000)).await).await;
+    let s = store(dir.path(), |o| o.with_compaction_fragments(1_000)).await;
+    upsert_one_by_one(&s, &drawers, &vectors).await;
     let before = manifests(dir.path());
     assert!(before >= 30, "one version per write ({before})");
     assert_eq!(s.optimize().await.unwrap().versions_pruned, 0);
@@ -236,7 +230,8 @@ async fn maintenance_prunes_versions_only_when_both_old_and_far_back() {
         o.with_compaction_fragments(1_000)
             .with_version_retention(std::time::Duration::ZERO, 5)
     };
-    let s = write_one_by_one(store(dir.path(), retention).await).await;
+    let s = store(dir.path(), retention).await;
+    upsert_one_by_one(&s, &drawers, &vectors).await;
     let reader = store(dir.path(), retention).await;
     assert_eq!(reader.count(&DrawerFilter::all()).await.unwrap(), 30);
     let before = manifests(dir.path());
@@ -263,12 +258,8 @@ async fn a_writer_prunes_its_history_in_the_background() {
     })
     .await;
     let (drawers, vectors) = seeded(25, 64, DIM);
-    // One write per drawer, as add_drawer files them; no optimize, no settle.
-    for (d, v) in drawers.iter().zip(&vectors) {
-        s.upsert(std::slice::from_ref(d), std::slice::from_ref(v))
-            .await
-            .unwrap();
-    }
+    // No optimize, no settle: only the background checks after every 8th write.
+    upsert_one_by_one(&s, &drawers, &vectors).await;
     until("prune the old versions", || async {
         manifests(dir.path()) <= 30
     })
