@@ -19,7 +19,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, TransactionBehavior, params, params_from_iter};
 
 /// The closets' file inside a palace folder.
-pub const CLOSETS_FILE: &str = "closets.sqlite3";
+pub const CLOSETS_FILE: &str = mempalace_core::PalaceLayout::CLOSETS;
 
 /// How long a statement waits for another writer.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);

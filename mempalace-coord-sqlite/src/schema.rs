@@ -225,7 +225,7 @@ pub fn prepare(conn: &mut Connection, replica: &str) -> rusqlite::Result<()> {
 /// written without clobbering (temp file + hard link) when absent. A corrupt file is an error,
 /// as in 3.11: two ids for one palace would fork its provenance.
 pub fn replica_id(dir: &Path) -> std::io::Result<String> {
-    let path = dir.join("replica.json");
+    let path = dir.join(mempalace_core::PalaceLayout::REPLICA);
     for _ in 0..3 {
         match std::fs::read_to_string(&path) {
             Ok(text) => return parse_replica(&path, &text),

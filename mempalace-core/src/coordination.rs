@@ -26,7 +26,7 @@ use crate::error::{PalaceError, Result};
 use crate::temporal::canonical_date;
 
 /// The log's file name inside a palace folder.
-pub const COORDINATION_FILE_NAME: &str = "logstream.sqlite3";
+pub const COORDINATION_FILE_NAME: &str = crate::PalaceLayout::COORDINATION_LOG;
 /// Largest event body, in UTF-8 bytes.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 /// Largest artifact content, in UTF-8 bytes.

@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+/// A backend's own error, kept as the source of a [`PalaceError`].
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// Result alias used throughout MemPalace.
 pub type Result<T, E = PalaceError> = std::result::Result<T, E>;
 
@@ -71,6 +74,9 @@ pub enum PalaceError {
         operation: &'static str,
         /// The backend's message.
         message: String,
+        /// The backend's own error (downcast it to tell, say, a timeout worth a retry).
+        #[source]
+        source: BoxError,
     },
     /// The knowledge graph backend failed.
     #[error("knowledge graph error ({operation}): {message}")]
@@ -79,7 +85,14 @@ pub enum PalaceError {
         operation: &'static str,
         /// The backend's message.
         message: String,
+        /// The backend's own error.
+        #[source]
+        source: BoxError,
     },
+    /// The caller cancelled the work (see [`crate::cancellation::Cancellation`]); nothing of
+    /// the step it stopped in was written.
+    #[error("cancelled before it finished; nothing of the unfinished step was written")]
+    Cancelled,
     /// A file-system operation on the palace failed.
     #[error("I/O error at {}: {source}", path.display())]
     Io {
@@ -100,24 +113,26 @@ impl PalaceError {
         }
     }
 
-    /// Shorthand for a [`PalaceError::Store`] error.
-    pub fn store(
-        backend: &'static str,
-        operation: &'static str,
-        err: impl std::fmt::Display,
-    ) -> Self {
+    /// A [`PalaceError::Store`] error from the backend's error (kept as the source) or a
+    /// message.
+    pub fn store(backend: &'static str, operation: &'static str, err: impl Into<BoxError>) -> Self {
+        let source = err.into();
         PalaceError::Store {
             backend,
             operation,
-            message: err.to_string(),
+            message: source.to_string(),
+            source,
         }
     }
 
-    /// Shorthand for a [`PalaceError::KnowledgeGraph`] error.
-    pub fn kg(operation: &'static str, err: impl std::fmt::Display) -> Self {
+    /// A [`PalaceError::KnowledgeGraph`] error from the backend's error (kept as the source)
+    /// or a message.
+    pub fn kg(operation: &'static str, err: impl Into<BoxError>) -> Self {
+        let source = err.into();
         PalaceError::KnowledgeGraph {
             operation,
-            message: err.to_string(),
+            message: source.to_string(),
+            source,
         }
     }
 }

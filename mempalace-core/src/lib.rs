@@ -14,10 +14,12 @@
 
 pub mod aaak;
 pub mod agent_hooks;
+pub mod cancellation;
 pub mod chunking;
 pub mod closets;
 pub mod conversations;
 pub mod coordination;
+pub mod creation_record;
 pub mod drawer;
 pub mod drawer_chunks;
 pub mod drawer_id;
@@ -25,6 +27,7 @@ pub mod embedder;
 pub mod error;
 pub mod filter;
 pub mod knowledge_graph;
+pub mod layout;
 pub mod lazy_embedder;
 pub mod lexical;
 pub mod locations;
@@ -32,9 +35,11 @@ pub mod memory_store;
 pub mod palace;
 pub mod palace_links;
 pub mod protocol;
+pub mod regular_file;
 pub mod reports;
 pub mod retrieval;
 pub mod room_routing;
+pub mod secret_file;
 pub mod similarity;
 pub mod temporal;
 pub mod term_rules;
@@ -43,6 +48,7 @@ pub mod vector_store;
 pub mod wake_up;
 pub mod write_lock;
 
+pub use cancellation::Cancellation;
 pub use drawer::{AddedBy, ConversationRef, Drawer, DrawerMetadata};
 pub use embedder::Embedder;
 pub use error::{PalaceError, Result};
@@ -51,6 +57,7 @@ pub use knowledge_graph::{
     Direction, EntityCandidate, Fact, KgStats, KnowledgeGraph, NewEntity, NewTriple, Supersede,
     Supersession,
 };
+pub use layout::PalaceLayout;
 pub use lazy_embedder::LazyEmbedder;
 pub use memory_store::MemoryStore;
 pub use palace::{NewDrawer, Palace, PalaceLimits};

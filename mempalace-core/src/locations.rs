@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 
 /// The knowledge-graph file inside a palace.
-pub const KNOWLEDGE_GRAPH_FILE: &str = "knowledge_graph.sqlite3";
+pub const KNOWLEDGE_GRAPH_FILE: &str = crate::PalaceLayout::KNOWLEDGE_GRAPH;
 
 /// Variables naming the palace, highest priority first.
 pub const PALACE_PATH_VARS: [&str; 3] = [

@@ -43,6 +43,8 @@ mod cross_host_dedup;
 mod drawer_batches;
 mod drawer_update;
 mod graph_ops;
+mod mining_support;
+mod paging;
 mod reconnect;
 mod source_cleanup;
 mod wake_up_ops;
@@ -62,7 +64,7 @@ pub use source_cleanup::{SourceDeletion, SyncReport, SyncRequest};
 /// The default duplicate threshold of `add_drawer` and `check_duplicate`.
 pub const DUPLICATE_THRESHOLD: f64 = 0.9;
 /// Name of the lock file inside the palace folder.
-pub const WRITE_LOCK_FILE: &str = "write.lock";
+pub const WRITE_LOCK_FILE: &str = crate::PalaceLayout::WRITE_LOCK;
 
 /// Bounds on what one call may ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,6 +156,9 @@ pub struct Palace {
     links: Arc<dyn PalaceLinks>,
     closets: Arc<dyn ClosetIndex>,
     cross_host_settle: Option<std::time::Duration>,
+    creation_record: Option<Arc<dyn crate::creation_record::CreationRecord>>,
+    /// Whether this process has already had the creation record written.
+    recorded: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Palace {
@@ -189,7 +194,20 @@ impl Palace {
             links: Arc::new(MemoryLinks::new()),
             closets: Arc::new(MemoryClosets::new()),
             cross_host_settle: None,
+            creation_record: None,
+            recorded: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         })
+    }
+
+    /// Has `record` written down how this palace was assembled as soon as it is created (by
+    /// [`Palace::init`] or its first write), so a later open without options assembles it
+    /// alike.
+    pub fn with_creation_record(
+        mut self,
+        record: Arc<dyn crate::creation_record::CreationRecord>,
+    ) -> Self {
+        self.creation_record = Some(record);
+        self
     }
 
     /// Replaces the write lock (e.g. a [`crate::ProcessWriteLock`] for a palace with no folder).
@@ -274,8 +292,7 @@ impl Palace {
 
     /// Creates the palace (store and graph) if missing; idempotent.
     pub async fn init(&self) -> Result<()> {
-        self.store.create_if_missing().await?;
-        self.kg.create_if_missing().await
+        self.create_if_missing().await
     }
 
     async fn require_palace(&self) -> Result<()> {
@@ -620,16 +637,7 @@ impl Palace {
     /// Files MemPalace 3.11's closets brought by a migration, replacing any with the same id.
     pub async fn import_closets(&self, closets: &[Closet]) -> Result<usize> {
         for c in closets {
-            if c.id.trim().is_empty() || c.id.chars().any(char::is_control) {
-                return Err(PalaceError::invalid(
-                    "id",
-                    format!("{:?} is not a closet id", c.id),
-                ));
-            }
-            validate_name("wing", &c.wing)?;
-            validate_name("room", &c.room)?;
-            validate_content(&c.text)?;
-            validate_source_file(&c.source_file)?;
+            crate::validation::validate_closet(c)?;
         }
         let _guard = self.write_lock.acquire().await?;
         self.closets.upsert(closets).await?;
@@ -886,7 +894,20 @@ impl Palace {
 
     async fn create_if_missing(&self) -> Result<()> {
         self.store.create_if_missing().await?;
-        self.kg.create_if_missing().await
+        self.kg.create_if_missing().await?;
+        self.write_creation_record()
+    }
+
+    /// Writes the creation record once per process (see [`Palace::with_creation_record`]).
+    fn write_creation_record(&self) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        if let Some(record) = &self.creation_record
+            && !self.recorded.load(Ordering::Acquire)
+        {
+            record.record()?;
+            self.recorded.store(true, Ordering::Release);
+        }
+        Ok(())
     }
 
     /// Files a batch of mined chunks with their vectors, without the duplicate check (mined
@@ -942,16 +963,7 @@ impl Palace {
     /// checked first: one bad drawer files none of the batch.
     pub async fn import_drawers(&self, drawers: &[Drawer]) -> Result<ImportedBatch> {
         for d in drawers {
-            if d.id.trim().is_empty() || d.id.chars().any(char::is_control) {
-                return Err(PalaceError::invalid(
-                    "id",
-                    format!("{:?} is not a drawer id", d.id),
-                ));
-            }
-            validate_name("wing", &d.metadata.wing)?;
-            validate_name("room", &d.metadata.room)?;
-            validate_content(&d.text)?;
-            validate_source_file(&d.metadata.source_file)?;
+            crate::validation::validate_drawer(d)?;
         }
         let ids: Vec<String> = drawers.iter().map(|d| d.id.clone()).collect();
         let _guard = self.write_lock.acquire().await?;

@@ -388,7 +388,10 @@ pub struct KgQueryResult {
     pub entity: String,
     /// The instant asked about, if any.
     pub as_of: Option<String>,
-    /// Facts valid now (without `as_of`), or all of them (with it).
+    /// Facts valid now (without `as_of`), or all of them (with it). As in MemPalace 3.11, a
+    /// date-only `valid_to` ends at that day's last second (UTC): a fact invalidated today
+    /// without an end date (`valid_to` = today) stays here, with `current: false` (which
+    /// means only "has an end date"), until the day is over; from tomorrow it is historical.
     pub active_facts: Vec<Fact>,
     /// Facts that ended before now (only without `as_of`).
     pub historical_facts: Vec<Fact>,

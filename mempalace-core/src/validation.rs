@@ -27,10 +27,39 @@ pub fn validate_source_file(source_file: &str) -> Result<()> {
     if source_file.chars().any(char::is_control) {
         return Err(PalaceError::invalid(
             "source_file",
-            "contains control characters",
+            format!("{source_file:?} contains control characters"),
         ));
     }
     Ok(())
+}
+
+/// Checks a stored record's id (a drawer's or a closet's): not blank, no control characters.
+pub fn validate_record_id(kind: &str, id: &str) -> Result<()> {
+    if id.trim().is_empty() || id.chars().any(char::is_control) {
+        return Err(PalaceError::invalid(
+            "id",
+            format!("{id:?} is not a {kind} id"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a whole drawer as it would be stored: its id, wing, room, text and source file.
+pub fn validate_drawer(d: &Drawer) -> Result<()> {
+    validate_record_id("drawer", &d.id)?;
+    validate_name("wing", &d.metadata.wing)?;
+    validate_name("room", &d.metadata.room)?;
+    validate_content(&d.text)?;
+    validate_source_file(&d.metadata.source_file)
+}
+
+/// Checks a whole closet as it would be stored: its id, wing, room, line and source file.
+pub fn validate_closet(c: &crate::closets::Closet) -> Result<()> {
+    validate_record_id("closet", &c.id)?;
+    validate_name("wing", &c.wing)?;
+    validate_name("room", &c.room)?;
+    validate_content(&c.text)?;
+    validate_source_file(&c.source_file)
 }
 
 /// Checks a search query: not blank, at most [`MAX_QUERY_BYTES`].

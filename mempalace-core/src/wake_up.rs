@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::drawer::Drawer;
 
 /// The identity file's name (in the palace folder, else in `~/.mempalace`, as 3.11 reads it).
-pub const IDENTITY_FILE: &str = "identity.txt";
+pub const IDENTITY_FILE: &str = crate::PalaceLayout::IDENTITY;
 /// L1's default token budget (3.11 aims at 500–800 tokens).
 pub const DEFAULT_L1_TOKENS: usize = 800;
 /// Most drawers L1 shows (3.11's `MAX_DRAWERS`).

@@ -921,3 +921,45 @@ async fn vector_candidates_are_ranked_without_the_lexical_channel() {
             .any(|h| h.matched_via.contains("lexical"))
     );
 }
+
+/// A fact invalidated today without an end date, as MemPalace 3.11 answers it (its
+/// `tool_kg_query` on the same calls): still among `active_facts`, with `current: false`,
+/// until the day is over (a date-only `valid_to` ends at 23:59:59 UTC); counted as expired
+/// by `kg_stats`; found by `as_of` today, not by `as_of` tomorrow.
+#[tokio::test]
+async fn a_fact_invalidated_today_is_active_until_the_day_ends_as_in_3_11() {
+    let t = palace();
+    let p = &t.palace;
+    p.kg_add(NewTriple::new("Alice", "works_at", "Acme").valid_from("2026-01-01"))
+        .await
+        .unwrap();
+    p.kg_invalidate("Alice", "works_at", "Acme", None)
+        .await
+        .unwrap();
+    // Local date, as 3.11's `date.today()`; compare with the end of the UTC day as 3.11 does.
+    let today = chrono::Local::now().date_naive().to_string();
+    let now_utc = chrono::Utc::now().date_naive().to_string();
+    let r = to_json(&p.kg_query("Alice", None, Direction::Both).await.unwrap());
+    assert_eq!(r["facts"][0]["valid_to"], today.as_str(), "{r}");
+    assert_eq!(r["facts"][0]["current"], false, "{r}");
+    if today >= now_utc {
+        assert_eq!(r["active_facts"].as_array().unwrap().len(), 1, "{r}");
+        assert_eq!(r["historical_facts"], json!([]), "{r}");
+    }
+    let as_of_today = to_json(
+        &p.kg_query("Alice", Some(&today), Direction::Both)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(as_of_today["count"], 1, "{as_of_today}");
+    let tomorrow = (chrono::Local::now().date_naive() + chrono::Days::new(1)).to_string();
+    let as_of_tomorrow = to_json(
+        &p.kg_query("Alice", Some(&tomorrow), Direction::Both)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(as_of_tomorrow["count"], 0, "{as_of_tomorrow}");
+    let stats = to_json(&p.kg_stats().await.unwrap());
+    assert_eq!(stats["current_facts"], 0, "{stats}");
+    assert_eq!(stats["expired_facts"], 1, "{stats}");
+}

@@ -208,7 +208,7 @@ async fn identity_and_wing() {
 }
 
 #[tokio::test]
-async fn a_palace_with_nothing_yet_wakes_up_empty_and_creates_nothing() {
+async fn a_missing_palace_wakes_up_saying_so_and_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("none");
     let p = Palace::new(
@@ -225,8 +225,108 @@ async fn a_palace_with_nothing_yet_wakes_up_empty_and_creates_nothing() {
         })
         .await
         .unwrap();
-    assert_eq!(woken.essential.text, "## L1 — No memories yet.");
+    // The words every read of a missing palace uses.
+    assert!(
+        woken
+            .essential
+            .text
+            .starts_with("## L1 — No palace found at "),
+        "{}",
+        woken.essential.text
+    );
+    assert!(woken.drawer_ids.is_empty());
     assert_eq!(woken.identity_source, "default");
     assert!(woken.token_counter.starts_with("estimate"));
     assert!(!path.exists());
+}
+
+/// One `mine` files every drawer with the same `filed_at`: the newest candidates are then
+/// whichever room's ids sort first. Every room must still take its turn.
+#[tokio::test]
+async fn rooms_take_turns_when_one_mine_filed_everything_at_one_moment() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(MemoryStore::new(DIM));
+    let moment = "2026-06-10T09:00:00";
+    let mut drawers = Vec::new();
+    // "aaa" sorts first and holds more drawers than L1 looks at in one go.
+    for (room, n) in [
+        ("aaa", 300),
+        ("bbb", 12),
+        ("ccc", 12),
+        ("ddd", 12),
+        ("eee", 12),
+    ] {
+        for i in 0..n {
+            drawers.push(drawer(
+                &format!("drawer_wing_lib_{room}_{i:04}"),
+                "wing_lib",
+                room,
+                &format!("Module {room} part {i} explains one function of the library."),
+                moment,
+            ));
+        }
+    }
+    // An older mine of another wing.
+    drawers.push(drawer(
+        "drawer_wing_old_notes_0001",
+        "wing_old",
+        "notes",
+        "The sample project switched authentication provider in January.",
+        "2026-01-01T09:00:00",
+    ));
+    let vectors = HashingEmbedder::new(DIM)
+        .embed(&drawers.iter().map(|d| d.text.clone()).collect::<Vec<_>>())
+        .await
+        .unwrap();
+    store.create_if_missing().await.unwrap();
+    store.upsert(&drawers, &vectors).await.unwrap();
+    let p = Palace::new(
+        dir.path().join("palace"),
+        Arc::new(WordTokens(HashingEmbedder::new(DIM))),
+        store,
+        Arc::new(SqliteKnowledgeGraph::in_memory()),
+    )
+    .unwrap();
+    let woken = p
+        .wake_up(&WakeUpRequest {
+            l1_tokens: 10_000,
+            ..WakeUpRequest::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(woken.drawer_ids.len(), 15, "{:?}", woken.drawer_ids);
+    // Six rooms take turns, the five of the newest moment first in each round, then the
+    // older wing's: 3, 3, 3, 3, 2 and 1 (the busy room that sorts first gets no more).
+    let shown = |room: &str| {
+        woken
+            .drawer_ids
+            .iter()
+            .filter(|id| id.contains(&format!("_{room}_")))
+            .count()
+    };
+    for (room, expected) in [
+        ("aaa", 3),
+        ("bbb", 3),
+        ("ccc", 3),
+        ("ddd", 3),
+        ("eee", 2),
+        ("notes", 1),
+    ] {
+        assert_eq!(shown(room), expected, "room {room}: {:?}", woken.drawer_ids);
+    }
+    assert_eq!(
+        woken.drawer_ids[5], "drawer_wing_old_notes_0001",
+        "{:?}",
+        woken.drawer_ids
+    );
+    // Within one wing, only that wing's rooms.
+    let woken = p
+        .wake_up(&WakeUpRequest {
+            wing: Some("wing_old".into()),
+            l1_tokens: 10_000,
+            ..WakeUpRequest::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(woken.drawer_ids, ["drawer_wing_old_notes_0001"]);
 }

@@ -284,6 +284,18 @@ pub fn to_drawer(record: &ChromaRecord, now: &str) -> std::result::Result<Drawer
     })
 }
 
+/// A `source_file` 3.11 stored with control characters in it (3.11 files any source path
+/// verbatim; this palace refuses control characters, which would garble every listing),
+/// with each of them replaced by U+FFFD; `None` when it has none.
+pub fn repaired_source_file(source_file: &str) -> Option<String> {
+    source_file.chars().any(char::is_control).then(|| {
+        source_file
+            .chars()
+            .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+            .collect()
+    })
+}
+
 /// The closet a 3.11 closet record becomes: the same id, line, wing, room and source file. A
 /// record without a line, wing, room or source file is skipped with the reason.
 pub fn to_closet(record: &ChromaRecord) -> std::result::Result<Closet, Skipped> {
@@ -312,6 +324,15 @@ pub fn to_closet(record: &ChromaRecord) -> std::result::Result<Closet, Skipped> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_in_a_source_file_are_replaced_and_others_left_alone() {
+        assert_eq!(
+            repaired_source_file("/notes/bell\u{7}.md\n").as_deref(),
+            Some("/notes/bell\u{FFFD}.md\u{FFFD}")
+        );
+        assert_eq!(repaired_source_file("/notes/café.md"), None);
+    }
 
     fn record(document: Option<&str>, fields: &[(&str, Value)]) -> ChromaRecord {
         ChromaRecord {

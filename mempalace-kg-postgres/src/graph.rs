@@ -39,14 +39,20 @@ pub struct PostgresKnowledgeGraph {
     seen: std::sync::Arc<AtomicBool>,
 }
 
-/// A PostgreSQL error with the server's message, for `operation`.
+/// A PostgreSQL error with the server's message, for `operation`; the driver's error is kept
+/// as the source (its SQLSTATE tells a serialisation failure or a lost connection, which a
+/// caller may retry).
 fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> PalaceError {
     move |e| {
         let detail = match e.as_db_error() {
             Some(db) => format!("{} ({})", db.message(), db.code().code()),
             None => e.to_string(),
         };
-        PalaceError::kg(operation, detail)
+        PalaceError::KnowledgeGraph {
+            operation,
+            message: detail,
+            source: Box::new(e),
+        }
     }
 }
 
@@ -70,7 +76,7 @@ impl PostgresKnowledgeGraph {
             .wait_timeout(Some(CONNECT_TIMEOUT))
             .create_timeout(Some(CONNECT_TIMEOUT))
             .build()
-            .map_err(|e| PalaceError::kg("connect", e.to_string()))?;
+            .map_err(|e| PalaceError::kg("connect", e))?;
         Ok(PostgresKnowledgeGraph {
             pool,
             schema,

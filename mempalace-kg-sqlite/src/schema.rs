@@ -9,7 +9,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 /// The file name of the graph inside a palace folder.
-pub const KG_FILE_NAME: &str = "knowledge_graph.sqlite3";
+pub const KG_FILE_NAME: &str = mempalace_core::PalaceLayout::KNOWLEDGE_GRAPH;
 
 /// Tables and indexes as MemPalace creates them, plus `idx_triples_spo`: without it the
 /// duplicate check of every `add_triple` (same subject, predicate and object) searched one

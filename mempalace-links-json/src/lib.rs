@@ -25,9 +25,9 @@ use mempalace_core::{FileWriteLock, PalaceError, Result, WriteLock};
 use serde_json::Value;
 
 /// File name of the explicit tunnels.
-pub const TUNNELS_FILE: &str = "tunnels.json";
+pub const TUNNELS_FILE: &str = mempalace_core::PalaceLayout::TUNNELS;
 /// File name of the hallways.
-pub const HALLWAYS_FILE: &str = "hallways.json";
+pub const HALLWAYS_FILE: &str = mempalace_core::PalaceLayout::HALLWAYS;
 /// `schema_version` 3.11 writes into `hallways.json`.
 pub const HALLWAYS_SCHEMA_VERSION: u64 = 1;
 

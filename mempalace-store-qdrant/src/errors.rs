@@ -85,11 +85,11 @@ pub fn store_error_message(
     collection: &str,
     message: &str,
 ) -> PalaceError {
-    PalaceError::Store {
-        backend: BACKEND,
+    PalaceError::store(
+        BACKEND,
         operation,
-        message: format!("{message} [Qdrant at {url}, collection {collection:?}]"),
-    }
+        format!("{message} [Qdrant at {url}, collection {collection:?}]"),
+    )
 }
 
 /// The oldest Qdrant server with every API this store uses (universal query, facets).
@@ -131,6 +131,7 @@ mod tests {
                 backend,
                 operation,
                 message,
+                ..
             } => {
                 assert_eq!(backend, "qdrant");
                 assert_eq!(operation, "upsert");

@@ -12,6 +12,7 @@ fn assert_store_error_naming(result: mempalace_core::Result<QdrantStore>, url: &
             backend,
             operation,
             message,
+            ..
         }) => {
             assert_eq!(backend, "qdrant");
             assert_eq!(operation, "connect");

@@ -197,12 +197,13 @@ fn sentences(text: &str) -> Vec<&str> {
 }
 
 /// Slices of at most `max` characters, cut after the last whitespace in the back half of
-/// each window when there is one (3.11's `_split_bounded`).
+/// each window when there is one (3.11's `_split_bounded`). Linear: each window is scanned
+/// once, never the rest of the text.
 fn bounded(text: &str, max: usize) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = text;
-    while char_len(rest) > max {
-        let limit = rest.char_indices().nth(max).map_or(rest.len(), |(b, _)| b);
+    // The window's end: the byte after its `max`th character, or none when the rest fits.
+    while let Some((limit, _)) = rest.char_indices().nth(max) {
         let floor = rest.char_indices().nth(max / 2).map_or(0, |(b, _)| b);
         let cut = rest[floor..limit]
             .rfind(char::is_whitespace)

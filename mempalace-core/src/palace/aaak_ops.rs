@@ -9,7 +9,7 @@ use crate::error::{PalaceError, Result};
 use crate::vector_store::Page;
 
 /// The palace's entity codes file (3.11's name), read when present.
-pub const ENTITY_CODES_FILE: &str = "entities.json";
+pub const ENTITY_CODES_FILE: &str = crate::PalaceLayout::ENTITY_CODES;
 /// Drawers read per store round trip.
 const PAGE: usize = 500;
 /// Largest entity codes file read.

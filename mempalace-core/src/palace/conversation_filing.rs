@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::Palace;
+use crate::cancellation::Cancellation;
 use crate::conversations::Conversation;
 use crate::conversations::conversation_drawers::{
     ConversationFiling, ConversationProgress, conversation_drawers, record_drawers,
@@ -16,12 +17,12 @@ use crate::error::Result;
 use crate::filter::DrawerFilter;
 use crate::temporal::now_iso;
 use crate::validation::{validate_name, validate_source_file};
-use crate::vector_store::Page;
 
 /// Drawers read per store round trip while looking up a source's progress.
 const PROGRESS_PAGE: usize = 1000;
-/// Texts per embedder call.
-const EMBED_BATCH: usize = 64;
+/// Texts per embedder call (a cancellation is seen between calls: about half a second of
+/// embedding on two cores).
+const EMBED_BATCH: usize = 32;
 
 /// What filing conversations did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -63,26 +64,13 @@ impl Palace {
         }
         let filter = DrawerFilter::wing(&filing.wing).with_source_file(&filing.source_file);
         let mut progress = ConversationProgress::new();
-        let mut offset = 0;
-        loop {
-            let page = self
-                .store
-                .list(
-                    &filter,
-                    Page {
-                        offset,
-                        limit: PROGRESS_PAGE,
-                    },
-                )
-                .await?;
-            let n = page.len();
-            offset += n;
+        self.for_each_page(&filter, PROGRESS_PAGE, |page| {
             let mined = page.iter().filter(|d| d.metadata.added_by == AddedBy::Mine);
             record_drawers(&mut progress, mined, filing.extract);
-            if n < PROGRESS_PAGE {
-                return Ok(progress);
-            }
-        }
+            true
+        })
+        .await?;
+        Ok(progress)
     }
 
     /// Files the turns of `conversations` (all from `filing.source_file`) that `progress`
@@ -94,6 +82,21 @@ impl Palace {
         filing: &ConversationFiling,
         progress: &mut ConversationProgress,
     ) -> Result<ConversationsFiled> {
+        self.file_conversations_cancellable(conversations, filing, progress, &Cancellation::new())
+            .await
+    }
+
+    /// [`Palace::file_conversations`] that stops between embedding steps once `cancel` is
+    /// raised, with [`crate::PalaceError::Cancelled`]: nothing of the batch is written and
+    /// `progress` is left as it was, so filing the same turns again completes it.
+    pub async fn file_conversations_cancellable(
+        &self,
+        conversations: &[Conversation],
+        filing: &ConversationFiling,
+        progress: &mut ConversationProgress,
+        cancel: &Cancellation,
+    ) -> Result<ConversationsFiled> {
+        cancel.check()?;
         validate_name("wing", &filing.wing)?;
         validate_source_file(&filing.source_file)?;
         let filed_at = now_iso();
@@ -174,8 +177,10 @@ impl Palace {
             let texts: Vec<String> = drawers.iter().map(|d| d.text.clone()).collect();
             let mut vectors = Vec::with_capacity(texts.len());
             for batch in texts.chunks(EMBED_BATCH) {
+                cancel.check()?;
                 vectors.extend(self.embed_all(batch).await?);
             }
+            cancel.check()?;
             self.file_mined(&drawers, &vectors, &stale).await?;
         }
         report.drawers_filed = drawers.len() as u64;

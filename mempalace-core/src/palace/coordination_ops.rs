@@ -95,7 +95,7 @@ impl Palace {
     /// This palace's replica id and version vector (MemPalace 3.11's mesh snapshot). Reads
     /// the whole coordination log once.
     pub async fn mesh_peers(&self) -> Result<MeshPeers> {
-        let replica_id = std::fs::read_to_string(self.path.join("replica.json"))
+        let replica_id = std::fs::read_to_string(crate::PalaceLayout::new(&self.path).replica())
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
             .and_then(|v| v.get("replica_id")?.as_str().map(str::to_string));

@@ -1,5 +1,7 @@
 //! `wake_up` (L0 + L1) and `recall` (L2) as Palace methods; see [`crate::wake_up`].
 
+use futures::{StreamExt, TryStreamExt};
+
 use super::Palace;
 use crate::error::Result;
 use crate::filter::DrawerFilter;
@@ -8,6 +10,9 @@ use crate::wake_up::{
     L1_CANDIDATES, L1_MAX_DRAWERS, Layer, WakeUp, WakeUpRequest, choose_essential, essential_text,
     read_identity,
 };
+
+/// Rooms looked up at once for L1's candidates.
+const ROOM_PROBES_AT_ONCE: usize = 8;
 
 impl Palace {
     /// Token counts of `texts` by the embedder's tokenizer, or estimated (4 characters a
@@ -25,6 +30,50 @@ impl Palace {
         }
     }
 
+    /// L1's candidates within `filter`: the newest drawers, and when they do not reach past
+    /// the newest moment (one `mine` files hundreds of drawers with one `filed_at`, so the
+    /// newest are whichever room's ids sort first), the newest of every room they leave
+    /// out, so every room can take its turn.
+    async fn essential_candidates(&self, filter: &DrawerFilter) -> Result<Vec<crate::Drawer>> {
+        let mut newest = self.store.recent(filter, L1_CANDIDATES).await?;
+        if newest.len() < L1_CANDIDATES {
+            return Ok(newest);
+        }
+        let seen: std::collections::HashSet<(String, String)> = newest
+            .iter()
+            .map(|d| (d.metadata.wing.clone(), d.metadata.room.clone()))
+            .collect();
+        let missing: Vec<DrawerFilter> = self
+            .store
+            .room_counts(filter)
+            .await?
+            .into_iter()
+            .filter(|c| !seen.contains(&(c.wing.clone(), c.room.clone())))
+            .map(|c| {
+                let mut f = filter.clone();
+                f.wing = Some(c.wing);
+                f.room = Some(c.room);
+                f
+            })
+            .collect();
+        let per_room: Vec<Vec<crate::Drawer>> = futures::stream::iter(missing)
+            .map(|f| async move { self.store.recent(&f, L1_MAX_DRAWERS).await })
+            .buffer_unordered(ROOM_PROBES_AT_ONCE)
+            .try_collect()
+            .await?;
+        newest.extend(per_room.into_iter().flatten());
+        // Newest first, as `choose_essential` takes them; ties by room, then id.
+        newest.sort_by(|a, b| {
+            b.metadata
+                .filed_at
+                .cmp(&a.metadata.filed_at)
+                .then_with(|| a.metadata.wing.cmp(&b.metadata.wing))
+                .then_with(|| a.metadata.room.cmp(&b.metadata.room))
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        Ok(newest)
+    }
+
     /// The wake-up context for a new session: L0 (identity) + L1 (the palace's essential
     /// story: drawers chosen among the newest, rooms taking turns, within
     /// `request.l1_tokens` by the embedder's tokenizer).
@@ -34,19 +83,30 @@ impl Palace {
         }
         let (identity, identity_source) =
             read_identity(request.identity_path.as_deref(), &self.path);
-        let newest = if self.store.exists().await? {
+        let exists = self.store.exists().await?;
+        let newest = if exists {
             let filter = match &request.wing {
                 Some(w) => DrawerFilter::wing(w.clone()),
                 None => DrawerFilter::all(),
             };
-            self.store.recent(&filter, L1_CANDIDATES).await?
+            self.essential_candidates(&filter).await?
         } else {
             Vec::new()
         };
         let chosen = choose_essential(newest, L1_MAX_DRAWERS);
         // Keep drawers in the chosen order while the whole of L1 stays in the budget.
         let mut shown = vec![false; chosen.len()];
-        let mut essential = essential_text(&chosen, &shown);
+        let mut essential = if exists {
+            essential_text(&chosen, &shown)
+        } else {
+            // The same words as every other read of a missing palace.
+            format!(
+                "## L1 — {}",
+                crate::PalaceError::NoPalace {
+                    palace_path: self.path.clone()
+                }
+            )
+        };
         let (mut l1_tokens, mut counter) = {
             let (c, how) = self.tokens_of(std::slice::from_ref(&essential)).await?;
             (c[0], how)

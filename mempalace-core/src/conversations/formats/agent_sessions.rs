@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::tool_digest::{
     strip_agent_noise, tool_call_digest, tool_output_digest, tool_result_text,
 };
-use super::{ConversationFormat, ExportError, ReadSummary, SourceName, push_turn};
+use super::{ConversationFormat, ExportError, ReadSummary, SourceName, push_message};
 use crate::conversations::timestamps::from_json;
 use crate::conversations::{Conversation, Role, Turn};
 
@@ -135,13 +135,14 @@ impl Session {
                     Role::Assistant
                 };
                 let text = gemini_message_text(r, summary);
-                push_turn(
+                push_message(
                     &mut self.turns,
                     Turn {
                         role,
                         text,
                         authored_at: at,
                     },
+                    summary,
                 );
             }
             (Some(ConversationFormat::GeminiCli), _) => {
@@ -175,13 +176,14 @@ impl Session {
         let text = text_of(payload.and_then(|p| p.get("message")))
             .trim()
             .to_string();
-        push_turn(
+        push_message(
             &mut self.turns,
             Turn {
                 role,
                 text,
                 authored_at: at,
             },
+            summary,
         );
     }
 
@@ -225,13 +227,14 @@ impl Session {
                 } else {
                     Role::Assistant
                 };
-                push_turn(
+                push_message(
                     &mut self.turns,
                     Turn {
                         role,
                         text,
                         authored_at: at,
                     },
+                    summary,
                 );
                 return;
             }
@@ -280,13 +283,14 @@ impl Session {
             for r in results {
                 all = format!("{all}\n{r}");
             }
-            push_turn(
+            push_message(
                 &mut self.turns,
                 Turn {
                     role: Role::Assistant,
                     text: all.trim().to_string(),
                     authored_at: at,
                 },
+                summary,
             );
             return;
         }
@@ -302,13 +306,14 @@ impl Session {
                 _ => summary.skip("tool output without a tool call"),
             }
         }
-        push_turn(
+        push_message(
             &mut self.turns,
             Turn {
                 role: Role::User,
                 text,
                 authored_at: at,
             },
+            summary,
         );
     }
 }

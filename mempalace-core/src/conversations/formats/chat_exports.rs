@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::agent_sessions::{gemini_message_text, gemini_text};
 use super::tool_digest::tool_call_digest;
-use super::{ConversationFormat, ExportError, ReadSummary, SourceName, push_turn};
+use super::{ConversationFormat, ExportError, ReadSummary, SourceName, push_message};
 use crate::conversations::timestamps::from_json;
 use crate::conversations::{Conversation, Role, Turn};
 
@@ -281,13 +281,14 @@ fn chatgpt(o: &Map<String, Value>, fallback_id: &str, summary: &mut ReadSummary)
             })
             .unwrap_or_default();
         let at = m.get("create_time").and_then(from_json);
-        push_turn(
+        push_message(
             &mut turns,
             Turn {
                 role,
                 text: text.trim().to_string(),
                 authored_at: at,
             },
+            summary,
         );
     }
     Conversation { id, title, turns }
@@ -320,13 +321,14 @@ fn claude_ai(o: &Map<String, Value>, fallback_id: &str, summary: &mut ReadSummar
             .or_else(|| str_of(m, "text").map(str::to_string))
             .unwrap_or_default();
         let at = m.get("created_at").and_then(from_json);
-        push_turn(
+        push_message(
             &mut turns,
             Turn {
                 role,
                 text: text.trim().to_string(),
                 authored_at: at,
             },
+            summary,
         );
     }
     Conversation { id, title, turns }
@@ -408,13 +410,14 @@ fn slack_message(
         summary.skip("message without text (a file or reaction only)");
         return;
     }
-    push_turn(
+    push_message(
         turns,
         Turn {
             role: Role::Participant(name.trim().to_string()),
             text,
             authored_at: o.get("ts").and_then(from_json),
         },
+        summary,
     );
 }
 
@@ -446,13 +449,14 @@ fn flat_message(o: &Map<String, Value>, gathered: &mut Gathered, summary: &mut R
         .get("timestamp")
         .or_else(|| o.get("created_at"))
         .and_then(from_json);
-    push_turn(
+    push_message(
         &mut gathered.turns,
         Turn {
             role,
             text: text.trim().to_string(),
             authored_at: at,
         },
+        summary,
     );
 }
 
@@ -468,12 +472,13 @@ fn gemini_recorded(o: &Map<String, Value>, gathered: &mut Gathered, summary: &mu
     };
     gathered.format = Some(ConversationFormat::GeminiCli);
     let text = gemini_message_text(o, summary);
-    push_turn(
+    push_message(
         &mut gathered.turns,
         Turn {
             role,
             text,
             authored_at: o.get("timestamp").and_then(from_json),
         },
+        summary,
     );
 }

@@ -304,6 +304,46 @@ fn first_meaningful_byte<R: BufRead>(reader: &mut R) -> std::io::Result<(Option<
     }
 }
 
+/// Most characters of one message filed: a message longer than this is a pasted document or
+/// log, not conversation (ChatGPT's own messages stay far below it). Its first
+/// `MAX_MESSAGE_CHARS` characters are kept with a note of what was left out, and the read's
+/// summary counts it, so one 50 MB line cannot turn into 60,000 drawers.
+pub const MAX_MESSAGE_CHARS: usize = 100_000;
+
+/// The summary's reason for a message cut at [`MAX_MESSAGE_CHARS`].
+pub const CUT_MESSAGE_REASON: &str =
+    "message over 100000 characters (the rest left out; mine a pasted document as a project file)";
+
+/// Cuts `text` to [`MAX_MESSAGE_CHARS`] characters with a note of how many were left out;
+/// whether it was cut. Linear in the text's length.
+pub(crate) fn cap_message(text: &mut String) -> bool {
+    if text.len() <= MAX_MESSAGE_CHARS {
+        return false;
+    }
+    let Some((cut, _)) = text.char_indices().nth(MAX_MESSAGE_CHARS) else {
+        return false;
+    };
+    let left_out = text[cut..].chars().count();
+    text.truncate(cut);
+    text.push_str(&format!(
+        "\n[… {left_out} more characters of this message were not filed]"
+    ));
+    true
+}
+
+/// [`push_turn`] for one message of an export, cut at [`MAX_MESSAGE_CHARS`] first (counted
+/// in `summary`).
+pub(crate) fn push_message(
+    turns: &mut Vec<super::Turn>,
+    mut turn: super::Turn,
+    summary: &mut ReadSummary,
+) {
+    if cap_message(&mut turn.text) {
+        summary.skip(CUT_MESSAGE_REASON);
+    }
+    push_turn(turns, turn);
+}
+
 /// Appends `text` to the last turn when it has the same role (an assistant's tool loop, a
 /// user's consecutive messages), else starts a new turn; a participant's every message is a
 /// turn of its own, with its own time.

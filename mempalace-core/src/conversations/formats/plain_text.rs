@@ -2,7 +2,10 @@
 //! user turn, the lines after it are the reply), or named turns (`Human:` / `Assistant:`,
 //! `User:` / `AI:`, ...), each running until the next turn mark.
 
-use super::{ConversationFormat, ExportError, ReadSummary, SourceName, push_turn};
+use super::{
+    CUT_MESSAGE_REASON, ConversationFormat, ExportError, ReadSummary, SourceName, cap_message,
+    push_turn,
+};
 use crate::conversations::{Conversation, Role, Turn};
 
 /// Names that open a user turn (`Name:` at a line start, any case).
@@ -46,7 +49,7 @@ pub(super) fn read_transcript(
         .iter()
         .filter(|l| l.trim_start().starts_with('>'))
         .count();
-    let turns = if quoted >= 3 {
+    let mut turns = if quoted >= 3 {
         quoted_turns(&lines)
     } else {
         let named = named_turns(&lines);
@@ -57,6 +60,11 @@ pub(super) fn read_transcript(
         named
     };
     summary.format = Some(ConversationFormat::PlainText);
+    for turn in &mut turns {
+        if cap_message(&mut turn.text) {
+            summary.skip(CUT_MESSAGE_REASON);
+        }
+    }
     emit(
         Conversation {
             id: source.name.clone(),

@@ -4,41 +4,63 @@
 use std::io::Read;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
-
 /// Largest secret file read, in bytes.
 pub const MAX_SECRET_FILE_BYTES: u64 = 64 * 1024;
+
+/// Why a secret file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretFileError {
+    /// It could not be read.
+    #[error("reading the secret file {}: {source}", path.display())]
+    Unreadable {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It is not a regular file of some text within the size limit.
+    #[error("the secret file {} {problem}", path.display())]
+    Unusable {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong ("is empty", "is not a regular file", ...).
+        problem: String,
+    },
+}
 
 /// The secret in `path`: its text without surrounding white space (a trailing newline is
 /// ignored). Links are followed (secret mounts are often links); anything but a regular file
 /// of at most [`MAX_SECRET_FILE_BYTES`] holding some text is an error. Warns when other users
 /// can read the file.
-pub fn read_secret(path: &Path) -> Result<String> {
-    let meta = std::fs::metadata(path)
-        .with_context(|| format!("reading the secret file {}", path.display()))?;
+pub fn read_secret(path: &Path) -> Result<String, SecretFileError> {
+    let unreadable = |source| SecretFileError::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    };
+    let unusable = |problem: &str| SecretFileError::Unusable {
+        path: path.to_path_buf(),
+        problem: problem.to_string(),
+    };
+    let too_large = format!("is larger than {MAX_SECRET_FILE_BYTES} bytes");
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
     if !meta.is_file() {
-        bail!("the secret file {} is not a regular file", path.display());
+        return Err(unusable("is not a regular file"));
     }
     if meta.len() > MAX_SECRET_FILE_BYTES {
-        bail!(
-            "the secret file {} is larger than {MAX_SECRET_FILE_BYTES} bytes",
-            path.display()
-        );
+        return Err(unusable(&too_large));
     }
     // Read through one handle, capped: a file swapped after the check cannot be read whole.
     let mut text = String::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_SECRET_FILE_BYTES + 1).read_to_string(&mut text))
-        .with_context(|| format!("reading the secret file {}", path.display()))?;
+        .map_err(unreadable)?;
     if text.len() as u64 > MAX_SECRET_FILE_BYTES {
-        bail!(
-            "the secret file {} is larger than {MAX_SECRET_FILE_BYTES} bytes",
-            path.display()
-        );
+        return Err(unusable(&too_large));
     }
     let secret = text.trim();
     if secret.is_empty() {
-        bail!("the secret file {} is empty", path.display());
+        return Err(unusable("is empty"));
     }
     warn_if_others_can_read(path);
     Ok(secret.to_string())
