@@ -9,8 +9,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use mempalace_cli::migrate::migrate;
-use mempalace_cli::stack::{StackOptions, lazy_minilm, open_palace};
+use mempalace::PalaceBuilder;
+use mempalace::ingest::NoProgress;
+use mempalace::ingest::migrate::migrate;
 use rusqlite::{Connection, params};
 
 /// Copies the fixture's `chroma.sqlite3` into `to` with its drawer records repeated until
@@ -71,12 +72,16 @@ async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let from = dir.path().join("python_palace");
     grown_fixture(&from, n)?;
-    let opts = StackOptions::embedded(dir.path().join("palace"));
-    let embedder = lazy_minilm(None);
+    let embedder = mempalace::minilm(None);
     embedder.warm_up().await?; // model load is not migration time
-    let palace = Arc::new(open_palace(&opts, embedder).await?);
-    let first = migrate(Arc::clone(&palace), &from, &opts.palace_path, true).await?;
-    let again = migrate(Arc::clone(&palace), &from, &opts.palace_path, true).await?;
+    let palace = Arc::new(
+        PalaceBuilder::new(dir.path().join("palace"))
+            .embedder(embedder)
+            .open()
+            .await?,
+    );
+    let first = migrate(Arc::clone(&palace), &from, &NoProgress).await?;
+    let again = migrate(Arc::clone(&palace), &from, &NoProgress).await?;
     anyhow::ensure!(first.imported as usize == n && again.imported == 0);
     println!("| migrate from 3.11 | drawers | wall time | drawers/s |\n| --- | --- | --- | --- |");
     println!(

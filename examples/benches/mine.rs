@@ -6,10 +6,12 @@
 //! the file count, default 200).
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
-use mempalace_cli::mine::{MineOptions, mine_project};
-use mempalace_cli::stack::{StackOptions, lazy_minilm, open_palace};
+use mempalace::PalaceBuilder;
+use mempalace::core::Cancellation;
+use mempalace::ingest::NoProgress;
+use mempalace::ingest::project::detect_rooms;
+use mempalace::ingest::project_mine::{MineOptions, mine_project};
 
 fn paragraph(i: usize) -> String {
     const WORDS: &[&str] = &[
@@ -61,13 +63,16 @@ async fn main() -> anyhow::Result<()> {
         let text: String = (0..4).map(|p| paragraph(f * 4 + p)).collect();
         std::fs::write(folder.join(format!("file{f}.md")), text)?;
     }
-    let opts = StackOptions::embedded(dir.path().join("palace"));
-    let embedder = lazy_minilm(None);
+    let embedder = mempalace::minilm(None);
     embedder.warm_up().await?; // model load is not mining time
-    let palace = Arc::new(open_palace(&opts, embedder).await?);
-    let mut mine = MineOptions::new("bench", mempalace_cli::init::detect_rooms(&project)?);
-    mine.quiet = true;
-    let r = mine_project(palace, &project, mine, Arc::new(AtomicBool::new(false))).await?;
+    let palace = Arc::new(
+        PalaceBuilder::new(dir.path().join("palace"))
+            .embedder(embedder)
+            .open()
+            .await?,
+    );
+    let mine = MineOptions::new("bench", detect_rooms(&project)?);
+    let r = mine_project(palace, &project, mine, &NoProgress, &Cancellation::new()).await?;
     println!("| measure | value |\n| --- | --- |");
     println!(
         "| files / drawers | {} / {} |",

@@ -13,11 +13,12 @@
 use std::io::{BufReader, BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use mempalace_cli::mine::{ConversationMineOptions, mine_conversations};
-use mempalace_cli::stack::{StackOptions, lazy_minilm, open_palace};
+use mempalace::PalaceBuilder;
+use mempalace::core::Cancellation;
+use mempalace::ingest::NoProgress;
+use mempalace::ingest::conversation_mine::{ConversationMineOptions, mine_conversations};
 use mempalace_core::conversations::conversation_drawers::{
     ConversationFiling, FiledSoFar, conversation_drawers,
 };
@@ -200,13 +201,16 @@ async fn main() -> anyhow::Result<()> {
     let slice_dir = dir.path().join("slice");
     std::fs::create_dir_all(&slice_dir)?;
     let sliced = write_export(&slice_dir.join("conversations.json"), u64::MAX, slice)?;
-    let opts = StackOptions::embedded(dir.path().join("palace"));
-    let embedder = lazy_minilm(None);
+    let embedder = mempalace::minilm(None);
     embedder.warm_up().await?; // model load is not mining time
-    let palace = Arc::new(open_palace(&opts, embedder).await?);
-    let mut mine = ConversationMineOptions::new("bench");
-    mine.quiet = true;
-    let r = mine_conversations(palace, &slice_dir, mine, Arc::new(AtomicBool::new(false))).await?;
+    let palace = Arc::new(
+        PalaceBuilder::new(dir.path().join("palace"))
+            .embedder(embedder)
+            .open()
+            .await?,
+    );
+    let mine = ConversationMineOptions::new("bench");
+    let r = mine_conversations(palace, &slice_dir, mine, &NoProgress, &Cancellation::new()).await?;
     let rss_mine = peak_rss_mib();
 
     println!("| measure | value |\n| --- | --- |");

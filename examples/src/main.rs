@@ -3,25 +3,23 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
-use mempalace_cli::init::init_project;
-use mempalace_cli::mine::{
-    Chunking, ConversationMineOptions, MineOptions, mine_conversations, mine_project,
+use mempalace::core::conversations::ExtractMode;
+use mempalace::core::knowledge_graph::Supersede;
+use mempalace::core::reports::{NoPalaceReport, Status};
+use mempalace::core::secret_file::read_secret;
+use mempalace::core::{
+    Cancellation, CandidateSource, Direction, NewTriple, Page, Palace, PalaceError, SearchMode,
+    SearchRequest,
 };
-use mempalace_cli::palace_config::{BackendKind, resolve_palace_path};
-use mempalace_cli::project_config::{ProjectConfig, slug};
-use mempalace_cli::secret_file::read_secret;
-use mempalace_cli::stack::{StackOptions, create_palace, lazy_minilm, open_palace};
-use mempalace_cli::{mcp, render};
-use mempalace_core::conversations::ExtractMode;
-use mempalace_core::knowledge_graph::Supersede;
-use mempalace_core::reports::Status;
-use mempalace_core::{
-    CandidateSource, Direction, NewTriple, Page, Palace, SearchMode, SearchRequest,
-};
+use mempalace::ingest::project::{ProjectConfig, init_project};
+use mempalace::ingest::project_mine::Chunking;
+use mempalace::ingest::{MineMode, MineOutcome, MineRequest};
+use mempalace::{BackendKind, PalaceBuilder, mcp};
+use mempalace_cli::progress_bars::TerminalProgress;
+use mempalace_cli::render;
 
 /// MemPalace: a memory palace for AI agents.
 ///
@@ -65,7 +63,7 @@ struct StackArgs {
     palace: Option<PathBuf>,
     /// Vector store for drawers [default: the palace's own, else lancedb].
     #[arg(long, global = true, value_enum)]
-    backend: Option<BackendKind>,
+    backend: Option<BackendArg>,
     /// Qdrant URL for --backend qdrant.
     #[arg(long, global = true, env = "QDRANT_URL", value_name = "URL")]
     qdrant_url: Option<String>,
@@ -130,18 +128,18 @@ enum Command {
         #[arg(long, default_value_t = 64)]
         batch_size: usize,
         /// Skip files larger than this many bytes.
-        #[arg(long, default_value_t = mempalace_cli::mine::walk::DEFAULT_MAX_FILE_BYTES)]
+        #[arg(long, default_value_t = mempalace::ingest::walk::DEFAULT_MAX_FILE_BYTES)]
         max_file_size: u64,
         /// No progress output.
         #[arg(long)]
         quiet: bool,
         /// How files are cut into drawers.
-        #[arg(long, value_enum, default_value_t = Chunking::Context)]
-        chunking: Chunking,
+        #[arg(long, value_enum, default_value_t = ChunkingArg::Context)]
+        chunking: ChunkingArg,
         /// What the folder holds: a project's files, or chat exports and transcripts (Claude
         /// Code, Codex, Gemini CLI, ChatGPT, Claude.ai, Slack, plain text; any mix).
-        #[arg(long, value_enum, default_value_t = MineMode::Projects)]
-        mode: MineMode,
+        #[arg(long, value_enum, default_value_t = MineModeArg::Projects)]
+        mode: MineModeArg,
         /// With `--mode convos`: file whole exchanges, or 3.11's extracted decisions,
         /// preferences, milestones, problems and emotional moments in rooms of their kind.
         #[arg(long, value_enum, default_value_t = Extract::Exchange)]
@@ -193,7 +191,7 @@ enum Command {
         #[arg(long)]
         wing: Option<String>,
         /// Most tokens the essential story may take.
-        #[arg(long, default_value_t = mempalace_core::wake_up::DEFAULT_L1_TOKENS)]
+        #[arg(long, default_value_t = mempalace::core::wake_up::DEFAULT_L1_TOKENS)]
         tokens: usize,
         /// The identity file [default: the palace's identity.txt, else ~/.mempalace/identity.txt].
         #[arg(long)]
@@ -236,6 +234,9 @@ enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Exit with an error when any record was skipped (the rest is still migrated).
+        #[arg(long)]
+        strict: bool,
     },
 }
 
@@ -292,6 +293,11 @@ struct McpArgs {
     /// host elsewhere (the token guards).
     #[arg(long = "allowed-host", value_name = "HOST")]
     allowed_hosts: Vec<String>,
+    /// A browser origin to accept besides the server's own (repeatable;
+    /// `scheme://host[:port]`, `:*` for any port). Requests from any other `Origin` get 403;
+    /// requests without one (non-browser clients) pass.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    allowed_origins: Vec<String>,
     /// Largest request body in bytes (413 beyond).
     #[arg(long, default_value_t = 16 * 1024 * 1024)]
     max_body_bytes: usize,
@@ -328,6 +334,7 @@ impl McpArgs {
                 _ => None,
             },
             allowed_hosts: self.allowed_hosts.clone(),
+            allowed_origins: self.allowed_origins.clone(),
             limits: mcp::HttpLimits {
                 max_body_bytes: self.max_body_bytes,
                 max_requests_in_flight: self.max_requests_in_flight,
@@ -457,7 +464,7 @@ fn main() {
     // OpenBLAS older than the CPU falls back to its slowest ones).
     #[cfg(feature = "openblas")]
     // SAFETY: no other thread exists yet to touch the environment, and no product runs.
-    let blas_core = Some(unsafe { mempalace_embed_candle::openblas_core::select_best_core() });
+    let blas_core = Some(unsafe { mempalace::minilm_embedder::openblas_core::select_best_core() });
     #[cfg(not(feature = "openblas"))]
     let blas_core: Option<()> = None;
     let cli = Cli::parse();
@@ -482,6 +489,9 @@ fn main() {
 async fn async_main(cli: Cli, blas_core: Option<String>) {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // Colour only for a person at a terminal: a log file or a supervisor's pipe gets
+        // plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         // Each span enabled by MEMPALACE_LOG (e.g. `mempalace_core=debug`) logs its time when
         // it closes: a per-call profile of the tool, the palace, the store and the embedder.
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
@@ -497,43 +507,96 @@ async fn async_main(cli: Cli, blas_core: Option<String>) {
     if let Some(core) = blas_core {
         tracing::debug!(core, "OpenBLAS core");
     }
+    let read = ReadCommand::of(&cli.command);
     if let Err(e) = run(cli).await {
+        // One rule for every read of a folder with no palace: say so, with the hint, and
+        // exit 0 (nothing stored is not a failure; nothing is created).
+        if let (Some(read), Some(PalaceError::NoPalace { palace_path })) =
+            (read, e.downcast_ref::<PalaceError>())
+        {
+            let report = NoPalaceReport::new(palace_path);
+            if read.json {
+                if let Err(e) = print_json(&report) {
+                    eprintln!("error: {e:#}");
+                    std::process::exit(1);
+                }
+            } else {
+                print!(
+                    "{}",
+                    render::status(&Status::NoPalace(report), &Default::default())
+                );
+            }
+            return;
+        }
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
 }
 
+/// A command that only reads the palace, and whether it prints JSON.
+#[derive(Clone, Copy)]
+struct ReadCommand {
+    json: bool,
+}
+
+impl ReadCommand {
+    /// `Some` for the read commands (status, search, wake-up, compress, kg query / timeline /
+    /// stats).
+    fn of(command: &Command) -> Option<Self> {
+        let json = match command {
+            Command::Status { json }
+            | Command::Search { json, .. }
+            | Command::WakeUp { json, .. }
+            | Command::Compress { json, .. }
+            | Command::Kg(KgCommand::Query { json, .. })
+            | Command::Kg(KgCommand::Timeline { json, .. }) => *json,
+            Command::Kg(KgCommand::Stats) => true,
+            _ => return None,
+        };
+        Some(ReadCommand { json })
+    }
+}
+
 async fn run(cli: Cli) -> Result<()> {
-    let opts = StackOptions {
-        palace_path: resolve_palace_path(cli.stack.palace.as_deref()),
-        palace_explicit: cli.stack.palace.is_some(),
-        backend: cli.stack.backend,
-        qdrant_url: cli.stack.qdrant_url,
-        qdrant_api_key: match &cli.stack.qdrant_api_key_file {
-            Some(file) => Some(read_secret(file)?),
-            None => cli.stack.qdrant_api_key,
-        },
-        kg_postgres_url: match &cli.stack.kg_postgres_url_file {
-            Some(file) => Some(read_secret(file)?),
-            None => cli.stack.kg_postgres_url,
-        },
-        collection: cli.stack.collection,
-        model_dir: cli.stack.model_dir,
+    let palace_path = mempalace::core::locations::palace_path(cli.stack.palace.as_deref());
+    let mut builder = PalaceBuilder::new(&palace_path).named_explicitly(cli.stack.palace.is_some());
+    if let Some(backend) = cli.stack.backend {
+        builder = builder.backend(backend.into());
+    }
+    if let Some(url) = cli.stack.qdrant_url {
+        builder = builder.qdrant_url(url);
+    }
+    let qdrant_api_key = match &cli.stack.qdrant_api_key_file {
+        Some(file) => Some(read_secret(file)?),
+        None => cli.stack.qdrant_api_key,
     };
-    if matches!(cli.command, Command::Migrate { .. }) && opts.kg_postgres_url.is_some() {
+    if let Some(key) = qdrant_api_key {
+        builder = builder.qdrant_api_key(key);
+    }
+    let kg_postgres_url = match &cli.stack.kg_postgres_url_file {
+        Some(file) => Some(read_secret(file)?),
+        None => cli.stack.kg_postgres_url,
+    };
+    if matches!(cli.command, Command::Migrate { .. }) && kg_postgres_url.is_some() {
         // 3.11's graph is a SQLite file: it is copied into the palace, which must keep it.
         anyhow::bail!(
             "migrate brings MemPalace 3.11's SQLite knowledge graph; run it without MEMPALACE_KG_POSTGRES_URL / --kg-postgres-url"
         );
     }
-    let embedder = lazy_minilm(opts.model_dir.clone());
-    let palace = Arc::new(open_palace(&opts, embedder.clone()).await?);
+    if let Some(url) = kg_postgres_url {
+        builder = builder.knowledge_graph_postgres(url);
+    }
+    if let Some(collection) = cli.stack.collection {
+        builder = builder.collection(collection);
+    }
+    let embedder = mempalace::minilm(cli.stack.model_dir.clone());
+    let palace = Arc::new(builder.embedder(embedder.clone()).open().await?);
     match cli.command {
         Command::Init { dir, wing } => {
             let (config, written) = init_project(&dir, wing.as_deref())?;
-            create_palace(&palace, &opts).await?;
+            palace.init().await?;
             let rooms: Vec<&str> = config.rooms.iter().map(|r| r.name.as_str()).collect();
-            println!("Palace ready at {}", opts.palace_path.display());
+            println!("Palace ready at {}", palace_path.display());
             println!("Wing: {}  Rooms: {}", config.wing, rooms.join(", "));
             if written {
                 println!(
@@ -551,76 +614,68 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Mine {
             dir,
             wing,
-            mode: MineMode::Convos,
-            extract,
-            quiet,
-            json,
-            ..
-        } => {
-            let wing = wing
-                .map(|w| slug(&w))
-                .unwrap_or_else(|| mempalace_cli::project_config::wing_for_folder(&dir));
-            create_palace(&palace, &opts).await?;
-            let mut mine_opts = ConversationMineOptions::new(wing);
-            mine_opts.extract = extract.into();
-            mine_opts.quiet = quiet || json;
-            let cancel = ctrl_c_cancels();
-            let report = mine_conversations(Arc::clone(&palace), &dir, mine_opts, cancel).await?;
-            if json {
-                print_json(&report)?;
-            } else {
-                print!("{}", render::conversation_mine(&report));
-            }
-            if !report.errors.is_empty() {
-                anyhow::bail!(
-                    "{} file(s) broke off (see above); the conversations before each break are filed",
-                    report.errors.len()
-                );
-            }
-        }
-        Command::Mine {
-            dir,
-            wing,
             batch_size,
             max_file_size,
             quiet,
             chunking,
+            mode,
+            extract,
             json,
-            ..
         } => {
-            let project = ProjectConfig::load(&dir)?;
-            let (wing, rooms) = match project {
-                Some(p) => (wing.map(|w| slug(&w)).unwrap_or(p.wing), p.rooms),
-                None => {
-                    let (p, _) = init_project(&dir, wing.as_deref())?;
-                    (p.wing, p.rooms)
-                }
+            let mut request = match mode {
+                MineModeArg::Projects => MineRequest::project(&dir),
+                MineModeArg::Convos => MineRequest::conversations(&dir),
             };
-            create_palace(&palace, &opts).await?;
-            let mut mine_opts = MineOptions::new(wing, rooms);
-            mine_opts.batch_size = batch_size.max(1);
-            mine_opts.max_file_bytes = max_file_size;
-            mine_opts.quiet = quiet || json;
-            mine_opts.chunking = chunking;
-            let cancel = ctrl_c_cancels();
-            let report = mine_project(Arc::clone(&palace), &dir, mine_opts, cancel).await?;
-            if json {
-                print_json(&report)?;
-            } else {
-                println!(
-                    "Mined {} file(s) into {} drawer(s) ({} unchanged, {} skipped, {} old chunk(s) removed) in {:.1}s{}",
-                    report.files_mined,
-                    report.drawers_filed,
-                    report.files_unchanged,
-                    report.files_skipped,
-                    report.drawers_removed,
-                    report.wall_seconds,
-                    if report.interrupted {
-                        " — interrupted, run mine again to finish"
+            request.wing = wing;
+            request.extract = extract.into();
+            request.batch_size = batch_size.max(1);
+            request.chunking = chunking.into();
+            if request.mode == MineMode::Projects {
+                request.max_file_bytes = Some(max_file_size);
+            }
+            let progress = TerminalProgress::new(quiet || json);
+            let outcome = mempalace::ingest::mine(
+                Arc::clone(&palace),
+                &request,
+                &progress,
+                &ctrl_c_cancels(),
+            )
+            .await?;
+            match &outcome {
+                MineOutcome::Conversations(report) => {
+                    if json {
+                        print_json(report)?;
                     } else {
-                        ""
+                        print!("{}", render::conversation_mine(report));
                     }
-                );
+                    if !report.errors.is_empty() {
+                        anyhow::bail!(
+                            "{} file(s) broke off (see above); the conversations before each break are filed",
+                            report.errors.len()
+                        );
+                    }
+                }
+                MineOutcome::Project { report, .. } => {
+                    if json {
+                        print_json(report)?;
+                    } else {
+                        println!(
+                            "Mined {} file(s) into {} drawer(s) ({} unchanged, {} skipped, {} old chunk(s) removed) in {:.1}s{}",
+                            report.files_mined,
+                            report.drawers_filed,
+                            report.files_unchanged,
+                            report.files_skipped,
+                            report.drawers_removed,
+                            report.wall_seconds,
+                            if report.interrupted {
+                                " — interrupted, run mine again to finish"
+                            } else {
+                                ""
+                            }
+                        );
+                    }
+                }
+                MineOutcome::DryRun(dry) => print_json(dry)?,
             }
         }
         Command::Search {
@@ -665,7 +720,7 @@ async fn run(cli: Cli) -> Result<()> {
             identity,
             json,
         } => {
-            let request = mempalace_core::wake_up::WakeUpRequest {
+            let request = mempalace::core::wake_up::WakeUpRequest {
                 wing: wing.clone(),
                 l1_tokens: tokens,
                 identity_path: identity,
@@ -709,19 +764,25 @@ async fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Kg(cmd) => kg(&palace, cmd).await?,
-        Command::Migrate { from, quiet, json } => {
-            let report = mempalace_cli::migrate::migrate(
-                Arc::clone(&palace),
-                &from,
-                &opts.palace_path,
-                quiet || json,
-            )
-            .await?;
-            create_palace(&palace, &opts).await?;
+        Command::Migrate {
+            from,
+            quiet,
+            json,
+            strict,
+        } => {
+            let progress = TerminalProgress::new(quiet || json);
+            let report =
+                mempalace::ingest::migrate::migrate(Arc::clone(&palace), &from, &progress).await?;
             if json {
                 print_json(&report)?;
             } else {
                 print!("{}", render::migration(&report));
+            }
+            let skipped = report.skipped.len() + report.closets_skipped.len();
+            if strict && skipped > 0 {
+                anyhow::bail!(
+                    "--strict: {skipped} record(s) were skipped (listed above); everything else was migrated"
+                );
             }
         }
         Command::Mcp(args) => {
@@ -847,14 +908,14 @@ async fn kg(palace: &Palace, cmd: KgCommand) -> Result<()> {
     Ok(())
 }
 
-/// A flag Ctrl-C sets: long work stops after the batches in flight.
-fn ctrl_c_cancels() -> Arc<AtomicBool> {
-    let cancel = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&cancel);
+/// A cancellation Ctrl-C raises: long work stops after the step in flight.
+fn ctrl_c_cancels() -> Cancellation {
+    let cancel = Cancellation::new();
+    let raise = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!("stopping after the batches in flight…");
-            flag.store(true, Ordering::Relaxed);
+            raise.cancel();
         }
     });
     cancel
@@ -862,7 +923,7 @@ fn ctrl_c_cancels() -> Arc<AtomicBool> {
 
 /// What `mine` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum MineMode {
+enum MineModeArg {
     /// A project's text files.
     Projects,
     /// Chat exports and transcripts.
@@ -883,6 +944,43 @@ impl From<Extract> for ExtractMode {
         match e {
             Extract::Exchange => ExtractMode::Exchange,
             Extract::General => ExtractMode::General,
+        }
+    }
+}
+
+/// `--backend`: which vector store holds a new palace's drawers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum BackendArg {
+    /// Embedded LanceDB in the palace folder (the default).
+    Lancedb,
+    /// A Qdrant server.
+    Qdrant,
+}
+
+impl From<BackendArg> for BackendKind {
+    fn from(b: BackendArg) -> Self {
+        match b {
+            BackendArg::Lancedb => BackendKind::Lancedb,
+            BackendArg::Qdrant => BackendKind::Qdrant,
+        }
+    }
+}
+
+/// `--chunking` of `mine`: how files are cut into drawers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ChunkingArg {
+    /// Whole lines and sentences, each chunk headed by the file's title and section (the
+    /// default).
+    Context,
+    /// MemPalace 3.11's plain 800-character windows.
+    Plain,
+}
+
+impl From<ChunkingArg> for Chunking {
+    fn from(c: ChunkingArg) -> Self {
+        match c {
+            ChunkingArg::Context => Chunking::Context,
+            ChunkingArg::Plain => Chunking::Plain,
         }
     }
 }

@@ -8,8 +8,8 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
-use mempalace_core::Fact;
-use mempalace_core::reports::{SearchResponse, Status};
+use mempalace::core::Fact;
+use mempalace::core::reports::{SearchResponse, Status};
 
 /// `text` with every control character (C0, DEL, C1; newlines and tabs too) escaped.
 pub fn terminal_safe(text: &str) -> Cow<'_, str> {
@@ -93,7 +93,9 @@ pub fn search(r: &SearchResponse) -> String {
 }
 
 /// A conversation mine's summary: what was filed, what was skipped and why, what broke.
-pub fn conversation_mine(r: &crate::mine::ConversationMineReport) -> String {
+pub fn conversation_mine(
+    r: &mempalace::ingest::conversation_mine::ConversationMineReport,
+) -> String {
     let mut out = String::new();
     let formats: Vec<String> = r
         .files_by_format
@@ -218,7 +220,7 @@ pub fn facts(facts: &[Fact]) -> String {
 
 /// The summary of a migration: what was imported, what was there already, what was skipped
 /// and why.
-pub fn migration(report: &crate::migrate::MigrateReport) -> String {
+pub fn migration(report: &mempalace::ingest::migrate::MigrateReport) -> String {
     let mut out = format!(
         "Migrated {} (MemPalace 3.11) in {:.1}s: {} drawer(s) found, {} imported, {} already here, {} skipped.\n",
         report.from.display(),
@@ -229,10 +231,27 @@ pub fn migration(report: &crate::migrate::MigrateReport) -> String {
         report.skipped.len()
     );
     for s in report.skipped.iter().take(20) {
-        out.push_str(&format!("  skipped {}: {}\n", s.id, s.reason));
+        out.push_str(&format!(
+            "  skipped {}: {}\n",
+            terminal_safe(&s.id),
+            terminal_safe(&s.reason)
+        ));
     }
     if report.skipped.len() > 20 {
         out.push_str(&format!("  … and {} more\n", report.skipped.len() - 20));
+    }
+    for s in report.repaired.iter().take(20) {
+        out.push_str(&format!(
+            "  repaired {}: {}\n",
+            terminal_safe(&s.id),
+            terminal_safe(&s.reason)
+        ));
+    }
+    if report.repaired.len() > 20 {
+        out.push_str(&format!(
+            "  … and {} more repaired\n",
+            report.repaired.len() - 20
+        ));
     }
     out.push_str(&format!(
         "Closets: {} found, {} filed, {} skipped.\n",
@@ -241,7 +260,11 @@ pub fn migration(report: &crate::migrate::MigrateReport) -> String {
         report.closets_skipped.len()
     ));
     for s in report.closets_skipped.iter().take(20) {
-        out.push_str(&format!("  skipped {}: {}\n", s.id, s.reason));
+        out.push_str(&format!(
+            "  skipped {}: {}\n",
+            terminal_safe(&s.id),
+            terminal_safe(&s.reason)
+        ));
     }
     out.push_str(&format!("Knowledge graph: {}\n", report.knowledge_graph));
     out.push_str(&format!("Coordination log: {}\n", report.coordination_log));
@@ -253,7 +276,7 @@ pub fn migration(report: &crate::migrate::MigrateReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mempalace_core::reports::{SearchFilters, SearchHit};
+    use mempalace::core::reports::{SearchFilters, SearchHit};
 
     #[test]
     fn control_characters_never_reach_the_terminal() {

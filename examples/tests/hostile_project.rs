@@ -4,10 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use mempalace_cli::mine::{MineOptions, mine_project};
+use mempalace::core::Cancellation;
+use mempalace::ingest::NoProgress;
+use mempalace::ingest::project_mine::{MineOptions, mine_project};
 use mempalace_conformance::HashingEmbedder;
 use mempalace_core::palace::NewDrawer;
 use mempalace_core::room_routing::RoomSpec;
@@ -135,7 +136,7 @@ fn test_palace(dir: &Path) -> Arc<Palace> {
 }
 
 fn quiet_options() -> MineOptions {
-    let mut opts = MineOptions::new(
+    let opts = MineOptions::new(
         "wing_p",
         vec![RoomSpec {
             name: "general".into(),
@@ -143,7 +144,6 @@ fn quiet_options() -> MineOptions {
             description: None,
         }],
     );
-    opts.quiet = true;
     opts
 }
 
@@ -160,12 +160,13 @@ async fn remining_never_prunes_what_an_agent_filed_against_the_same_file() {
         .collect();
     std::fs::write(&file, &long).unwrap();
     let palace = test_palace(dir.path());
-    let cancel = Arc::new(AtomicBool::new(false));
+    let cancel = Cancellation::new();
     mine_project(
         Arc::clone(&palace),
         &project,
         quiet_options(),
-        Arc::clone(&cancel),
+        &NoProgress,
+        &cancel,
     )
     .await
     .unwrap();
@@ -190,9 +191,15 @@ async fn remining_never_prunes_what_an_agent_filed_against_the_same_file() {
         "The design was replaced by a single note: the cache is keyed by tenant.",
     )
     .unwrap();
-    let report = mine_project(Arc::clone(&palace), &project, quiet_options(), cancel)
-        .await
-        .unwrap();
+    let report = mine_project(
+        Arc::clone(&palace),
+        &project,
+        quiet_options(),
+        &NoProgress,
+        &cancel,
+    )
+    .await
+    .unwrap();
     assert!(report.drawers_removed > 0, "{report:?}");
     let left = palace
         .store()

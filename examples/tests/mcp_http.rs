@@ -379,6 +379,93 @@ async fn tokens_bodies_and_health_are_checked_at_the_door() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_origins_parse_errors_and_session_ends_answer_as_the_specification_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let palace = dir.path().join("palace");
+    let server = ServerProcess::start(
+        &palace,
+        dir.path(),
+        Some(TOKEN),
+        &["--allowed-origin", "https://app.example"],
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let initialize = |origin: Option<&str>| {
+        let mut request = raw_post(&http, &server.url, initialize_body()).bearer_auth(TOKEN);
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        request.send()
+    };
+
+    // A page on another site (DNS rebinding, or a browser tab) cannot open a session, even
+    // with the token.
+    for foreign in [
+        "http://evil.example",
+        "null",
+        "http://127.0.0.1:1",
+        "not an origin",
+    ] {
+        let answer = initialize(Some(foreign)).await.unwrap();
+        assert_eq!(answer.status(), 403, "{foreign}");
+        assert!(
+            answer.headers().get("mcp-session-id").is_none(),
+            "{foreign}"
+        );
+    }
+    // The server's own origin, an allowed one, and no Origin at all (every non-browser
+    // client) open sessions.
+    let own = server.base();
+    for origin in [Some(own.as_str()), Some("https://app.example"), None] {
+        let answer = initialize(origin).await.unwrap();
+        assert_eq!(answer.status(), 200, "{origin:?}");
+    }
+    let answer = initialize(None).await.unwrap();
+    let session = answer.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+
+    // A body that is not JSON is a bad request with JSON-RPC's parse error; 415 is kept for
+    // a body that is not declared as JSON.
+    let answer = raw_post(&http, &server.url, "{not json".into())
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 400);
+    let body: serde_json::Value = answer.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32700, "{body}");
+    let answer = http
+        .post(&server.url)
+        .header("content-type", "text/plain")
+        .header("accept", "application/json, text/event-stream")
+        .bearer_auth(TOKEN)
+        .body(initialize_body())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 415);
+
+    // Ending a session answers 204 No Content (clients expect 200 or 204).
+    let answer = http
+        .delete(&server.url)
+        .bearer_auth(TOKEN)
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 204);
+
+    // The access log reaches a pipe as plain text, without terminal colour codes.
+    let (code, stderr) = server.terminate().await;
+    assert_eq!(code, Some(0), "{stderr:?}");
+    let log = stderr.join("\n");
+    assert!(log.contains("mempalace::http::access"), "{log}");
+    assert!(!log.contains('\u{1b}'), "{log:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsafe_configurations_are_refused_at_start() {
     let dir = tempfile::tempdir().unwrap();
     let palace = dir.path().join("palace");
@@ -399,6 +486,9 @@ async fn unsafe_configurations_are_refused_at_start() {
     // A token too short to resist guessing.
     let err = refused(&[], Some("hunter2")).await;
     assert!(err.contains("at least 16"), "{err}");
+    // An allowed origin that is not one.
+    let err = refused(&["--allowed-origin", "app.example"], None).await;
+    assert!(err.contains("is not an origin"), "{err}");
     // A token file that is not there.
     let err = refused(&["--token-file", "/nonexistent/token"], None).await;
     assert!(err.contains("/nonexistent/token"), "{err}");

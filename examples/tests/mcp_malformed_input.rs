@@ -188,7 +188,7 @@ async fn every_malformed_request_is_answered_and_the_server_survives() {
         .await;
     let v = s.next().await;
     assert_eq!(v["error"]["code"], -32700, "{v}");
-    let oversized = vec![b'x'; mempalace_cli::mcp::stdio_guard::MAX_LINE_BYTES + 1];
+    let oversized = vec![b'x'; mempalace::mcp::stdio_guard::MAX_LINE_BYTES + 1];
     s.send_bytes(&oversized).await;
     let v = s.next().await;
     assert_eq!(v["error"]["code"], -32700, "{v}");
@@ -323,7 +323,7 @@ fn catalog() -> Vec<rmcp::model::Tool> {
         std::sync::Arc::new(mempalace_kg_sqlite::SqliteKnowledgeGraph::in_memory()),
     )
     .unwrap();
-    mempalace_cli::mcp::MemPalaceServer::new(std::sync::Arc::new(palace))
+    mempalace::mcp::MemPalaceServer::new(std::sync::Arc::new(palace))
         .tools()
         .into_iter()
         // Mining a folder named by a generated argument is not this test's business.

@@ -226,3 +226,84 @@ fn a_3_11_palace_migrates_whole_and_searches_alike() {
     }
     assert!(lifted >= 8, "only {lifted} hits were lifted by a closet");
 }
+
+/// Runs `mempalace --palace <palace> <args>` and returns its output, whatever the exit code.
+fn mempalace_output(palace: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_mempalace"))
+        .arg("--palace")
+        .arg(palace)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn one_bad_record_is_skipped_by_name_and_the_rest_migrates() {
+    let dir = tempfile::tempdir().unwrap();
+    let from = dir.path().join("python_palace");
+    std::fs::create_dir_all(&from).unwrap();
+    for f in ["chroma.sqlite3", "knowledge_graph.sqlite3"] {
+        std::fs::copy(fixture().join("palace").join(f), from.join(f)).unwrap();
+    }
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture().join("expected.json")).unwrap())
+            .unwrap();
+    let total = expected["drawers"].as_array().unwrap().len();
+    // Two drawers as a hostile or buggy writer leaves them in a 3.11 palace: one whose wing
+    // is a path (3.11's miner files it; its MCP tools refuse it), one whose source file has
+    // a control character (3.11 stores it verbatim).
+    let db = rusqlite::Connection::open(from.join("chroma.sqlite3")).unwrap();
+    let mut ids = db
+        .prepare(
+            "SELECT e.id, e.embedding_id FROM embeddings e JOIN embedding_metadata m ON m.id = e.id
+             WHERE m.key = 'wing' AND e.embedding_id LIKE 'drawer_%' ORDER BY e.id LIMIT 2",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let (path_wing, bell_source) = (ids.remove(0), ids.remove(0));
+    db.execute(
+        "UPDATE embedding_metadata SET string_value = '../../../../etc' WHERE id = ?1 AND key = 'wing'",
+        [path_wing.0],
+    )
+    .unwrap();
+    db.execute(
+        "UPDATE embedding_metadata SET string_value = '/notes/bell' || char(7) || '.md' WHERE id = ?1 AND key = 'source_file'",
+        [bell_source.0],
+    )
+    .unwrap();
+    drop(db);
+
+    let to = dir.path().join("palace");
+    let from_arg = from.to_str().unwrap();
+    let report = mempalace(&to, &["migrate", from_arg, "--json"]);
+    assert_eq!(report["drawers_found"], total, "{report}");
+    assert_eq!(report["imported"], total - 1, "{report}");
+    let skipped = report["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{report}");
+    assert_eq!(skipped[0]["id"], path_wing.1.as_str(), "{report}");
+    let reason = skipped[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("wing") && reason.contains("../../../../etc"),
+        "{reason}"
+    );
+    let repaired = report["repaired"].as_array().unwrap();
+    assert_eq!(repaired.len(), 1, "{report}");
+    assert_eq!(repaired[0]["id"], bell_source.1.as_str(), "{report}");
+    let status = mempalace(&to, &["status", "--json"]);
+    assert_eq!(status["total_drawers"], total - 1, "{status}");
+    assert!(!status["wings"].to_string().contains("../"), "{status}");
+
+    // --strict: the same migration (nothing new to file) exits non-zero, naming the record.
+    let out = mempalace_output(&to, &["migrate", from_arg, "--strict"]);
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&path_wing.1), "{stdout}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--strict"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -314,3 +314,119 @@ fn a_file_name_that_cannot_be_a_source_is_passed_over_and_the_rest_is_mined() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("wing"));
 }
+
+/// A ChatGPT `conversations.json` of `conversations` conversations whose assistant turn is
+/// one line of `words` words, as an attacker (or a pasted log) would make it.
+fn export_with_huge_messages(folder: &Path, conversations: usize, words: usize) {
+    std::fs::create_dir_all(folder).unwrap();
+    let huge = "zqxw ".repeat(words);
+    let message = |id: &str, role: &str, text: &str, parent: &str, child: Option<&str>| {
+        serde_json::json!({
+            "id": id,
+            "message": {
+                "id": id, "author": {"role": role}, "create_time": 1737567611.0,
+                "content": {"content_type": "text", "parts": [text]}
+            },
+            "parent": parent,
+            "children": child.map(|c| vec![c]).unwrap_or_default()
+        })
+    };
+    let export: Vec<Value> = (0..conversations)
+        .map(|i| {
+            serde_json::json!({
+                "title": format!("A pasted log {i}"), "id": format!("conv-huge-{i}"),
+                "create_time": 1737567611.0, "current_node": "a1",
+                "mapping": {
+                    "root": {"id": "root", "message": null, "parent": null, "children": ["u1"]},
+                    "u1": message("u1", "user", &format!("Why does build {i} repeat itself?"), "root", Some("a1")),
+                    "a1": message("a1", "assistant", &huge, "u1", None),
+                }
+            })
+        })
+        .collect();
+    std::fs::write(
+        folder.join("conversations.json"),
+        serde_json::to_string(&export).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_fifty_megabyte_message_is_cut_to_a_bounded_size_and_mines_in_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let exports = dir.path().join("chats");
+    let palace = dir.path().join("palace");
+    export_with_huge_messages(&exports, 1, 10_000_000);
+    // Before the cutting was linear this ran for minutes; the bound is loose for a loaded CI
+    // machine (the measured time is in bench/RESULTS.md).
+    let started = std::time::Instant::now();
+    let r = mine_convos(&palace, &exports, &[]);
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(60), "took {took:?}");
+    assert_eq!(r["conversations"], 1, "{r}");
+    let reason = mempalace_core::conversations::formats::CUT_MESSAGE_REASON;
+    assert_eq!(r["left_out"][reason], 1, "{r}");
+    // 100,000 characters of the message and the question: about 125 drawers, not 62,500.
+    let filed = r["filed"]["drawers_filed"].as_u64().unwrap();
+    assert!((100..=200).contains(&filed), "{r}");
+    let status = json(&palace, &["status", "--json"]);
+    assert_eq!(status["total_drawers"].as_u64(), Some(filed), "{status}");
+}
+
+#[test]
+fn ctrl_c_stops_a_conversation_mine_within_seconds_and_a_rerun_finishes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let exports = dir.path().join("chats");
+    let palace = dir.path().join("palace");
+    // Five conversations of a 10 MB message each: over 600 drawers to embed, so the signal
+    // lands in the middle of the work.
+    export_with_huge_messages(&exports, 5, 2_000_000);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mempalace"))
+        .arg("--palace")
+        .arg(&palace)
+        .args([
+            "mine",
+            exports.to_str().unwrap(),
+            "--mode",
+            "convos",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Into the reading and embedding of the huge message.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let signalled = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            signalled.elapsed() < std::time::Duration::from_secs(20),
+            "still running 20 s after Ctrl-C"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let stopped_after = signalled.elapsed();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        status.success(),
+        "{status:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("stopped {stopped_after:?} after Ctrl-C");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["interrupted"], true, "{report}");
+    // Whatever was filed before the stop is whole; mining again finishes the job.
+    let again = mine_convos(&palace, &exports, &[]);
+    let status = json(&palace, &["status", "--json"]);
+    assert_eq!(again["interrupted"], false, "{again}");
+    assert_eq!(again["conversations"], 5, "{again}");
+    assert!(
+        status["total_drawers"].as_u64().unwrap() >= 500,
+        "{again} {status}"
+    );
+}

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use mempalace_cli::mcp::MemPalaceServer;
+use mempalace::mcp::MemPalaceServer;
 use mempalace_conformance::HashingEmbedder;
 use mempalace_core::agent_hooks::AgentHooks;
 use mempalace_core::{Embedder, KnowledgeGraph, MemoryStore, Palace, VectorStore};
