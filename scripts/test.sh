@@ -28,6 +28,8 @@ else
 fi
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --workspace --no-fail-fast "$@"
+    # nextest runs no doc tests: the manual's examples (the facade's front page) run here.
+    cargo test --workspace --doc --no-fail-fast
 else
     cargo test --workspace --no-fail-fast "$@"
 fi
