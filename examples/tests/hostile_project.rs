@@ -136,15 +136,14 @@ fn test_palace(dir: &Path) -> Arc<Palace> {
 }
 
 fn quiet_options() -> MineOptions {
-    let opts = MineOptions::new(
+    MineOptions::new(
         "wing_p",
         vec![RoomSpec {
             name: "general".into(),
             keywords: Vec::new(),
             description: None,
         }],
-    );
-    opts
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

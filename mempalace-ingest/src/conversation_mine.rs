@@ -274,7 +274,6 @@ pub async fn mine_conversations(
 
     // The cancellation reaches the embedding of a batch too: a 100,000-character message is
     // over a hundred drawers.
-    let stop = cancel;
     progress.event(ProgressEvent::Started {
         work: Work::Bytes,
         total: total_bytes,
@@ -330,7 +329,7 @@ pub async fn mine_conversations(
                         && let Some(f) = &filing
                     {
                         let filed = palace
-                            .file_conversations_cancellable(&batch, f, &mut file_progress, &stop)
+                            .file_conversations_cancellable(&batch, f, &mut file_progress, cancel)
                             .await?;
                         report.filed.add(&filed);
                         drawers_filed += filed.drawers_filed;
@@ -347,7 +346,7 @@ pub async fn mine_conversations(
                                     &batch,
                                     &f,
                                     &mut file_progress,
-                                    &stop,
+                                    cancel,
                                 )
                                 .await?;
                             report.filed.add(&filed);
@@ -376,7 +375,7 @@ pub async fn mine_conversations(
                                 report.files_skipped.push(problem(e))
                             }
                             // Stopped by Ctrl-C: the conversations handed out were filed.
-                            Err(_) if stop.is_cancelled() => {}
+                            Err(_) if cancel.is_cancelled() => {}
                             Err(e) => {
                                 progress.event(ProgressEvent::Failed {
                                     item: &f.source_file,
@@ -403,12 +402,12 @@ pub async fn mine_conversations(
     progress.event(ProgressEvent::Finished);
     reader.await?;
     outcome?;
-    if !stop.is_cancelled() {
+    if !cancel.is_cancelled() {
         palace.settle().await?;
     }
     report.bytes_read = bytes_read.load(Ordering::Relaxed);
     report.wall_seconds = started.elapsed().as_secs_f64();
-    report.interrupted = stop.is_cancelled();
+    report.interrupted = cancel.is_cancelled();
     Ok(report)
 }
 

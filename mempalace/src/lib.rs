@@ -42,10 +42,10 @@
 //! ## Where to go next
 //!
 //! - [`PalaceBuilder`]: choose the backends of a new palace (Qdrant, PostgreSQL), the
-//!   embedder, the ranking; [`open`] opens a folder with what it records.
+//!   embedder, the ranking; [`open()`] opens a folder with what it records.
 //! - [`Palace`]: every operation the CLI and the MCP server offer (search, duplicates,
 //!   drawers, taxonomy, knowledge graph, diary, tunnels, coordination, wake-up, AAAK).
-//! - [`ingest`]: mining a folder ([`ingest::mine`]), migrating a MemPalace 3.11 palace
+//! - [`ingest`]: mining a folder ([`ingest::mine()`]), migrating a MemPalace 3.11 palace
 //!   ([`ingest::migrate::migrate`]), with progress events and cancellation.
 //! - `mcp` (feature `mcp`): serve the palace to AI clients over stdio or streamable HTTP.
 //! - [`core`]: the domain types and the traits a new backend implements

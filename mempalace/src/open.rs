@@ -339,7 +339,7 @@ fn with_sidecars(
     builder: &PalaceBuilder,
     path: &Path,
 ) -> Result<Palace, OpenError> {
-    let fusion = match builder.fusion.clone() {
+    let fusion = match builder.fusion {
         Some(fusion) => fusion,
         None => fusion_from_env()?,
     };
