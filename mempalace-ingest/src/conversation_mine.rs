@@ -33,6 +33,9 @@ pub const MAX_EXPORT_BYTES: u64 = 500 * 1024 * 1024;
 const SKIPPED_CONVERSATION_DIRS: [&str; 1] = ["tool-results"];
 /// Turns gathered before a batch is filed.
 const TURNS_PER_BATCH: usize = 256;
+/// Characters of turns gathered before a batch is filed (about 80 drawers): conversations
+/// with long turns are filed a few at a time, so a stop loses little work.
+const CHARS_PER_BATCH: usize = 64 * 1024;
 
 /// How to mine conversations.
 #[derive(Debug, Clone)]
@@ -286,7 +289,7 @@ pub async fn mine_conversations(
     let mut filing: Option<ConversationFiling> = None;
     let mut file_progress = Default::default();
     let mut batch: Vec<Conversation> = Vec::new();
-    let mut batch_turns = 0usize;
+    let (mut batch_turns, mut batch_chars) = (0usize, 0usize);
     let mut outcome: Result<()> = Ok(());
     while let Some(item) = rx.recv().await {
         let step: Result<()> = async {
@@ -324,8 +327,9 @@ pub async fn mine_conversations(
                 Reading::Conversation(c) => {
                     report.conversations += 1;
                     batch_turns += c.turns.len();
+                    batch_chars += c.turns.iter().map(|t| t.text.len()).sum::<usize>();
                     batch.push(c);
-                    if batch_turns >= TURNS_PER_BATCH
+                    if (batch_turns >= TURNS_PER_BATCH || batch_chars >= CHARS_PER_BATCH)
                         && let Some(f) = &filing
                     {
                         let filed = palace
@@ -335,7 +339,7 @@ pub async fn mine_conversations(
                         drawers_filed += filed.drawers_filed;
                         progress.event(advance(drawers_filed));
                         batch.clear();
-                        batch_turns = 0;
+                        (batch_turns, batch_chars) = (0, 0);
                     }
                 }
                 Reading::End(result) => {
@@ -354,7 +358,7 @@ pub async fn mine_conversations(
                         }
                         progress.event(advance(drawers_filed));
                         batch.clear();
-                        batch_turns = 0;
+                        (batch_turns, batch_chars) = (0, 0);
                         let problem = |reason: String| FileProblem {
                             file: f.source_file.clone(),
                             reason,
