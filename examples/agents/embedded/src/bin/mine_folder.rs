@@ -71,6 +71,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ),
         MineOutcome::DryRun(dry) => println!("{} files would be mined", dry.files),
     }
-    println!("{}", serde_json::to_string_pretty(&palace.status().await?)?);
+    if let mempalace::core::reports::Status::Ready(status) = palace.status().await? {
+        println!("the palace holds {} drawers: {:?}", status.total_drawers, status.wings);
+    }
     Ok(())
 }
