@@ -72,7 +72,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         MineOutcome::DryRun(dry) => println!("{} files would be mined", dry.files),
     }
     if let mempalace::core::reports::Status::Ready(status) = palace.status().await? {
-        println!("the palace holds {} drawers: {:?}", status.total_drawers, status.wings);
+        println!(
+            "the palace holds {} drawers: {:?}",
+            status.total_drawers, status.wings
+        );
     }
     Ok(())
 }
