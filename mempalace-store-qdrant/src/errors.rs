@@ -68,14 +68,24 @@ pub fn describe(err: &QdrantError) -> String {
     }
 }
 
-/// The `PalaceError::Store` for a failed `operation` on `collection` at `url`.
+/// The `PalaceError::Store` for a failed `operation` on `collection` at `url`; the client's
+/// error is kept as the source (a caller can tell a timeout or an unavailable server, worth a
+/// retry, from a refusal).
 pub fn store_error(
     operation: &'static str,
     url: &str,
     collection: &str,
-    err: &QdrantError,
+    err: QdrantError,
 ) -> PalaceError {
-    store_error_message(operation, url, collection, &describe(err))
+    PalaceError::Store {
+        backend: BACKEND,
+        operation,
+        message: format!(
+            "{} [Qdrant at {url}, collection {collection:?}]",
+            describe(&err)
+        ),
+        source: Box::new(err),
+    }
 }
 
 /// The `PalaceError::Store` for a failed `operation`, from a message.
@@ -126,24 +136,26 @@ mod tests {
     #[test]
     fn store_errors_name_backend_operation_and_url() {
         let err = QdrantError::ConversionError("boom".into());
-        match store_error("upsert", "http://q:6334", "palace", &err) {
+        assert!(!is_not_found(&err));
+        assert!(!is_unimplemented(&err));
+        assert_eq!(grpc_code(&err), None);
+        match store_error("upsert", "http://q:6334", "palace", err) {
             PalaceError::Store {
                 backend,
                 operation,
                 message,
-                ..
+                source,
             } => {
                 assert_eq!(backend, "qdrant");
                 assert_eq!(operation, "upsert");
                 assert!(message.contains("boom"), "{message}");
                 assert!(message.contains("http://q:6334"), "{message}");
                 assert!(message.contains("\"palace\""), "{message}");
+                // The client's error is kept, for a caller to inspect.
+                assert!(source.downcast_ref::<QdrantError>().is_some());
             }
             other => panic!("expected a Store error, got {other:?}"),
         }
-        assert!(!is_not_found(&err));
-        assert!(!is_unimplemented(&err));
-        assert_eq!(grpc_code(&err), None);
     }
 
     #[test]

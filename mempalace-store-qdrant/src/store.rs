@@ -119,7 +119,7 @@ impl QdrantStore {
             .build()
             .map_err(|e| match e {
                 QdrantError::InvalidUri(_) => PalaceError::invalid("url", format!("{url:?}: {e}")),
-                other => store_error("connect", &url, &opts.collection, &other),
+                other => store_error("connect", &url, &opts.collection, other),
             })?;
         let store = QdrantStore {
             inner: Arc::new(Inner {
@@ -145,7 +145,7 @@ impl QdrantStore {
                     ),
                 )
             } else {
-                store.fail("connect", &e)
+                store.fail("connect", e)
             }
         })?;
         debug!(url = %store.inner.url, server_version = %reply.version, "connected to Qdrant");
@@ -186,12 +186,12 @@ impl QdrantStore {
             .client
             .delete_collection(self.inner.collection.as_str())
             .await
-            .map_err(|e| self.fail("delete_collection", &e))?;
+            .map_err(|e| self.fail("delete_collection", e))?;
         info!(collection = %self.inner.collection, url = %self.inner.url, "deleted Qdrant collection");
         Ok(reply.result)
     }
 
-    fn fail(&self, operation: &'static str, err: &QdrantError) -> PalaceError {
+    fn fail(&self, operation: &'static str, err: QdrantError) -> PalaceError {
         debug!(operation, url = %self.inner.url, collection = %self.inner.collection, error = %err, "Qdrant call failed");
         store_error(operation, &self.inner.url, &self.inner.collection, err)
     }
@@ -218,7 +218,7 @@ impl QdrantStore {
                 self.inner.ready.store(false, Ordering::Release);
                 Ok(None)
             }
-            Err(e) => Err(self.fail(operation, &e)),
+            Err(e) => Err(self.fail(operation, e)),
         }
     }
 
@@ -239,7 +239,7 @@ impl QdrantStore {
             .client
             .collection_exists(self.inner.collection.as_str())
             .await
-            .map_err(|e| self.fail(operation, &e))?;
+            .map_err(|e| self.fail(operation, e))?;
         if !exists {
             self.inner.ready.store(false, Ordering::Release);
         }
@@ -285,7 +285,7 @@ impl QdrantStore {
                 // Another client may have created it in the meantime; then adopt it below.
                 Err(e) => {
                     if !self.collection_exists(operation).await? {
-                        return Err(self.fail(operation, &e));
+                        return Err(self.fail(operation, e));
                     }
                     debug!(collection = name, "collection was created concurrently");
                 }
@@ -304,7 +304,7 @@ impl QdrantStore {
             .client
             .collection_info(name)
             .await
-            .map_err(|e| self.fail(operation, &e))?
+            .map_err(|e| self.fail(operation, e))?
             .result
             .ok_or_else(|| {
                 store_error_message(
@@ -337,7 +337,7 @@ impl QdrantStore {
                         .client
                         .update_collection(claim)
                         .await
-                        .map_err(|e| self.fail(operation, &e))?;
+                        .map_err(|e| self.fail(operation, e))?;
                     info!(collection = name, owner = %owner, "claimed Qdrant collection for this palace");
                 }
             }
@@ -368,7 +368,7 @@ impl QdrantStore {
                     .wait(true),
                 )
                 .await
-                .map_err(|e| self.fail(operation, &e))?;
+                .map_err(|e| self.fail(operation, e))?;
             info!(
                 collection = name,
                 "added the BM25 sparse vector to the collection"
@@ -383,7 +383,7 @@ impl QdrantStore {
                         .wait(true),
                 )
                 .await
-                .map_err(|e| self.fail(operation, &e))?;
+                .map_err(|e| self.fail(operation, e))?;
             debug!(collection = name, field, "created keyword payload index");
         }
         Ok(())
@@ -409,7 +409,7 @@ impl QdrantStore {
                         .with_vectors(false),
                 )
                 .await
-                .map_err(|e| self.fail(operation, &e))?;
+                .map_err(|e| self.fail(operation, e))?;
             if page.result.is_empty() {
                 break;
             }
@@ -453,7 +453,7 @@ impl QdrantStore {
                 .client
                 .update_vectors(UpdatePointVectorsBuilder::new(name, updates).wait(true))
                 .await
-                .map_err(|e| self.fail(operation, &e))?;
+                .map_err(|e| self.fail(operation, e))?;
         }
         if filled > 0 {
             info!(
@@ -638,9 +638,9 @@ impl VectorStore for QdrantStore {
                     self.ensure_collection("upsert").await?;
                     self.upsert_points(points_of(chunk))
                         .await
-                        .map_err(|e| self.fail("upsert", &e))?;
+                        .map_err(|e| self.fail("upsert", e))?;
                 }
-                Err(e) => return Err(self.fail("upsert", &e)),
+                Err(e) => return Err(self.fail("upsert", e)),
             }
         }
         debug!(collection = %self.inner.collection, points = order.len(), "upserted drawers");
