@@ -405,6 +405,8 @@ async fn foreign_origins_parse_errors_and_session_ends_answer_as_the_specificati
         "null",
         "http://127.0.0.1:1",
         "not an origin",
+        // The allowed page on another port is another origin.
+        "https://app.example:8443",
     ] {
         let answer = initialize(Some(foreign)).await.unwrap();
         assert_eq!(answer.status(), 403, "{foreign}");

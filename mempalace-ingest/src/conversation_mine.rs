@@ -107,8 +107,8 @@ enum Reading {
     Conversation(Conversation),
     /// The current file ended (or broke off).
     End(Result<ReadSummary, String>),
-    /// The file could not be opened or is not a regular file.
-    Unopened(String),
+    /// The file could not be opened or is not a regular file: the file and why.
+    Unopened(FileProblem),
 }
 
 /// Counts the bytes read through it, for the progress bar, and stops the read when the mine
@@ -117,6 +117,8 @@ struct Counting<R> {
     inner: R,
     read: Arc<AtomicU64>,
     cancel: Cancellation,
+    /// Raised when filing has stopped and nobody reads what is parsed.
+    unwanted: Cancellation,
 }
 
 /// The message a read stopped by Ctrl-C fails with.
@@ -124,7 +126,7 @@ const CANCELLED: &str = "mining was cancelled";
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.cancel.is_cancelled() {
+        if self.cancel.is_cancelled() || self.unwanted.is_cancelled() {
             return Err(std::io::Error::other(CANCELLED));
         }
         let n = self.inner.read(buf)?;
@@ -220,12 +222,16 @@ pub async fn mine_conversations(
     let bytes_read = Arc::new(AtomicU64::new(0));
 
     let (tx, mut rx) = mpsc::channel::<Reading>(64);
+    // Raised when filing stops early (cancelled, or an error): the reader stops at its next
+    // read instead of parsing the rest of a large export for nobody.
+    let reading = Cancellation::new();
     let reader = {
-        let (bytes_read, cancel) = (Arc::clone(&bytes_read), cancel.clone());
+        let (bytes_read, cancel, unwanted) =
+            (Arc::clone(&bytes_read), cancel.clone(), reading.clone());
         tokio::task::spawn_blocking(move || {
             let mut people = SlackPeople::default();
             for (path, _) in files {
-                if cancel.is_cancelled() {
+                if cancel.is_cancelled() || unwanted.is_cancelled() {
                     break;
                 }
                 let source = path.display().to_string();
@@ -233,7 +239,10 @@ pub async fn mine_conversations(
                     Ok(f) => f,
                     Err(e) => {
                         if tx
-                            .blocking_send(Reading::Unopened(format!("{source}: {e}")))
+                            .blocking_send(Reading::Unopened(FileProblem {
+                                file: source,
+                                reason: e.to_string(),
+                            }))
                             .is_err()
                         {
                             return;
@@ -256,6 +265,7 @@ pub async fn mine_conversations(
                     inner: file,
                     read: Arc::clone(&bytes_read),
                     cancel: cancel.clone(),
+                    unwanted: unwanted.clone(),
                 };
                 let mut gone = false;
                 let result = read_conversations(
@@ -294,13 +304,7 @@ pub async fn mine_conversations(
     while let Some(item) = rx.recv().await {
         let step: Result<()> = async {
             match item {
-                Reading::Unopened(reason) => {
-                    let (file, reason) = reason.split_once(": ").unwrap_or((&reason, ""));
-                    report.files_skipped.push(FileProblem {
-                        file: file.to_string(),
-                        reason: reason.to_string(),
-                    });
-                }
+                Reading::Unopened(problem) => report.files_skipped.push(problem),
                 Reading::Start { source } => {
                     let f = ConversationFiling {
                         wing: opts.wing.clone(),
@@ -402,6 +406,7 @@ pub async fn mine_conversations(
             break;
         }
     }
+    reading.cancel();
     drop(rx);
     progress.event(ProgressEvent::Finished);
     reader.await?;

@@ -30,15 +30,21 @@ impl Palace {
         }
     }
 
-    /// L1's candidates within `filter`: the newest drawers, and when they do not reach past
-    /// the newest moment (one `mine` files hundreds of drawers with one `filed_at`, so the
-    /// newest are whichever room's ids sort first), the newest of every room they leave
-    /// out, so every room can take its turn.
+    /// L1's candidates within `filter`: the newest drawers. When they fill the candidate
+    /// list, the drawers left out that share the oldest candidate's filing moment are tied
+    /// with it (one `mine` files hundreds of drawers at one moment, and the ids then decide
+    /// which rooms get in), so every room with drawers of that moment is looked up and adds
+    /// its drawers of that moment: rooms take turns whatever the ids. Older rooms are not
+    /// brought in.
     async fn essential_candidates(&self, filter: &DrawerFilter) -> Result<Vec<crate::Drawer>> {
         let mut newest = self.store.recent(filter, L1_CANDIDATES).await?;
-        if newest.len() < L1_CANDIDATES {
+        let Some(boundary) = newest
+            .last()
+            .filter(|_| newest.len() == L1_CANDIDATES)
+            .map(|d| d.metadata.filed_at.clone())
+        else {
             return Ok(newest);
-        }
+        };
         let seen: std::collections::HashSet<(String, String)> = newest
             .iter()
             .map(|d| (d.metadata.wing.clone(), d.metadata.room.clone()))
@@ -61,7 +67,12 @@ impl Palace {
             .buffer_unordered(ROOM_PROBES_AT_ONCE)
             .try_collect()
             .await?;
-        newest.extend(per_room.into_iter().flatten());
+        newest.extend(
+            per_room
+                .into_iter()
+                .flatten()
+                .filter(|d| d.metadata.filed_at >= boundary),
+        );
         // Newest first, as `choose_essential` takes them; ties by room, then id.
         newest.sort_by(|a, b| {
             b.metadata

@@ -89,8 +89,8 @@ pub struct HttpOptions {
     /// `Host` header values accepted (`name` or `name:port`). Empty: loopback names when
     /// bound to loopback; any host otherwise (the token is the guard).
     pub allowed_hosts: Vec<String>,
-    /// Browser origins accepted besides the server's own (`scheme://host[:port]`, `:*` for
-    /// any port, `null` for `Origin: null`). A request whose `Origin` header is neither is
+    /// Browser origins accepted besides the server's own (`scheme://host[:port]`: without a
+    /// port, the scheme's default; `:*` for any port; `null` for `Origin: null`). A request whose `Origin` header is neither is
     /// refused with 403 (the MCP specification's defence against DNS rebinding); a request
     /// without one (every non-browser client) passes.
     pub allowed_origins: Vec<String>,
@@ -157,12 +157,12 @@ impl HttpServer {
         if !loopback && options.token.is_none() {
             return Err(HttpStartError::TokenRequired { bind: options.bind });
         }
-        if let Some(bad) = options
-            .allowed_origins
-            .iter()
-            .find(|o| !origins::is_valid_origin(o))
-        {
-            return Err(HttpStartError::Origin(bad.clone()));
+        let mut allowed_origins = Vec::with_capacity(options.allowed_origins.len());
+        for origin in &options.allowed_origins {
+            match origins::normalized_origin(origin) {
+                Some(o) => allowed_origins.push(o),
+                None => return Err(HttpStartError::Origin(origin.clone())),
+            }
         }
         let tls = options.tls.as_ref().map(tls::acceptor).transpose()?;
         let limits = options.limits.clone();
@@ -185,7 +185,7 @@ impl HttpServer {
                 source,
             })?;
         let mut origins = origins::own_origins(address, tls.is_some(), &options.allowed_hosts);
-        origins.extend(options.allowed_origins.iter().cloned());
+        origins.extend(allowed_origins);
 
         let mut config = StreamableHttpServerConfig::default()
             .with_cancellation_token(sessions.clone())

@@ -23,37 +23,70 @@ pub fn own_origins(address: SocketAddr, tls: bool, allowed_hosts: &[String]) -> 
         .map(|h| format!("{scheme}://{h}:{port}"))
         .collect();
     for host in allowed_hosts {
-        // An allowed `name:port` names its port (a proxy's); a bare name, the server's.
-        let with_port = match host.rsplit_once(':') {
-            Some((_, p)) if !host.ends_with(']') && p.parse::<u16>().is_ok() => host.clone(),
-            _ => format!("{host}:{port}"),
-        };
-        origins.push(format!("{scheme}://{with_port}"));
+        match host.rsplit_once(':') {
+            // An allowed `name:port` names its port (a proxy's, which may terminate TLS):
+            // both schemes on that port.
+            Some((_, p)) if !host.ends_with(']') && p.parse::<u16>().is_ok() => {
+                origins.push(format!("http://{host}"));
+                origins.push(format!("https://{host}"));
+            }
+            // A bare name is reached on the server's own port and scheme.
+            _ => origins.push(format!("{scheme}://{host}:{port}")),
+        }
     }
     origins.sort();
     origins.dedup();
     origins
 }
 
-/// Whether `origin` is a usable `--allowed-origin` value: `null`, or `http`/`https` with a
-/// host and an optional port (a number or `*`) and nothing after it.
-pub fn is_valid_origin(origin: &str) -> bool {
+/// `origin` as given to the Origin check: `null`, or `scheme://host:port` with the scheme's
+/// default port (443, 80) made explicit, or `:*` kept; `None` when it is no origin (http or
+/// https, a host, an optional port or `*`, nothing after). A browser omits the default port,
+/// so `https://app.example` admits that page on 443 only, not on every port.
+pub fn normalized_origin(origin: &str) -> Option<String> {
     if origin == "null" {
-        return true;
+        return Some(origin.to_string());
     }
-    let Some((scheme, rest)) = origin.split_once("://") else {
-        return false;
+    let (scheme, rest) = origin.split_once("://")?;
+    let default_port = match scheme {
+        "http" => "80",
+        "https" => "443",
+        _ => return None,
     };
-    if !matches!(scheme, "http" | "https") || rest.is_empty() || rest.contains(['/', '?', '#', '@'])
-    {
-        return false;
+    if rest.is_empty() || rest.contains(['/', '?', '#', '@']) {
+        return None;
     }
-    let (host, port) = match rest.rsplit_once(':') {
-        Some((h, p)) if !rest.ends_with(']') => (h, Some(p)),
-        _ => (rest, None),
+    let (host, port) = if let Some(bracketed) = rest.strip_prefix('[') {
+        // An IPv6 literal: `[addr]` or `[addr]:port`.
+        let (addr, after) = bracketed.split_once(']')?;
+        if addr.is_empty()
+            || !addr
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+        {
+            return None;
+        }
+        let port = match after {
+            "" => None,
+            p => Some(p.strip_prefix(':')?),
+        };
+        (format!("[{addr}]"), port)
+    } else {
+        let (host, port) = match rest.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (rest, None),
+        };
+        if host.is_empty() || host.parse::<axum::http::uri::Authority>().is_err() {
+            return None;
+        }
+        (host.to_string(), port)
     };
-    let port_ok = port.is_none_or(|p| p == "*" || p.parse::<u16>().is_ok());
-    !host.is_empty() && port_ok && host.parse::<axum::http::uri::Authority>().is_ok()
+    let port = match port {
+        None => default_port,
+        Some(p) if p == "*" || p.parse::<u16>().is_ok() => p,
+        Some(_) => return None,
+    };
+    Some(format!("{scheme}://{host}:{port}"))
 }
 
 #[cfg(test)]
@@ -61,14 +94,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn origins_are_checked_before_the_server_starts() {
-        for ok in [
-            "null",
-            "https://app.example",
-            "http://localhost:*",
-            "http://[::1]:8080",
+    fn origins_are_checked_and_given_their_default_port_before_the_server_starts() {
+        for (given, used) in [
+            ("null", "null"),
+            ("https://app.example", "https://app.example:443"),
+            ("http://app.example", "http://app.example:80"),
+            ("http://localhost:*", "http://localhost:*"),
+            ("http://[::1]:8080", "http://[::1]:8080"),
+            ("https://[::1]", "https://[::1]:443"),
         ] {
-            assert!(is_valid_origin(ok), "{ok}");
+            assert_eq!(normalized_origin(given).as_deref(), Some(used), "{given}");
         }
         for bad in [
             "app.example",
@@ -77,8 +112,11 @@ mod tests {
             "https://a/b",
             "http://a:port",
             "*",
+            "https://app.example:443:*",
+            "http://a:1:2",
+            "http://[zz]:1",
         ] {
-            assert!(!is_valid_origin(bad), "{bad}");
+            assert_eq!(normalized_origin(bad), None, "{bad}");
         }
     }
 
@@ -101,7 +139,11 @@ mod tests {
         let own = own_origins("0.0.0.0:8443".parse().unwrap(), true, &hosts);
         assert_eq!(
             own,
-            ["https://mem.example:8443", "https://proxy.example:443"]
+            [
+                "http://proxy.example:443",
+                "https://mem.example:8443",
+                "https://proxy.example:443"
+            ]
         );
     }
 }
