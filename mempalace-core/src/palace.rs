@@ -44,7 +44,6 @@ mod drawer_batches;
 mod drawer_update;
 mod graph_ops;
 mod mining_support;
-mod paging;
 mod reconnect;
 mod source_cleanup;
 mod wake_up_ops;

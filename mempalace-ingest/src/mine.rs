@@ -156,7 +156,7 @@ pub async fn mine(
     }
     if request.mode == MineMode::Projects && request.extract == ExtractMode::General {
         return Err(IngestError::Unsupported(
-            "extract 'general' applies to conversations (mode convos)".into(),
+            "extract 'general' applies to mode 'convos'".into(),
         ));
     }
     match request.mode {

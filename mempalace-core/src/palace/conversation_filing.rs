@@ -18,8 +18,6 @@ use crate::filter::DrawerFilter;
 use crate::temporal::now_iso;
 use crate::validation::{validate_name, validate_source_file};
 
-/// Drawers read per store round trip while looking up a source's progress.
-const PROGRESS_PAGE: usize = 1000;
 /// Texts per embedder call (a cancellation is seen between calls: about half a second of
 /// embedding on two cores).
 const EMBED_BATCH: usize = 32;
@@ -64,10 +62,10 @@ impl Palace {
         }
         let filter = DrawerFilter::wing(&filing.wing).with_source_file(&filing.source_file);
         let mut progress = ConversationProgress::new();
-        self.for_each_page(&filter, PROGRESS_PAGE, |page| {
-            let mined = page.iter().filter(|d| d.metadata.added_by == AddedBy::Mine);
-            record_drawers(&mut progress, mined, filing.extract);
-            true
+        self.scan(&filter, |d| {
+            if d.metadata.added_by == AddedBy::Mine {
+                record_drawers(&mut progress, std::iter::once(&d), filing.extract);
+            }
         })
         .await?;
         Ok(progress)

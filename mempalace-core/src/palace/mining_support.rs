@@ -10,9 +10,6 @@ use crate::error::Result;
 use crate::filter::DrawerFilter;
 use crate::validation::{validate_name, validate_source_file};
 
-/// Drawers read per store round trip.
-const CHUNK_PAGE: usize = 1000;
-
 impl Palace {
     /// The chunks mined from `source_file` into `wing` that the palace holds: id → text.
     /// Drawers an agent filed with the same `source_file`, and conversations mined from the
@@ -29,15 +26,10 @@ impl Palace {
             return Ok(out);
         }
         let filter = DrawerFilter::wing(wing).with_source_file(source_file);
-        self.for_each_page(&filter, CHUNK_PAGE, |page| {
-            out.extend(
-                page.into_iter()
-                    .filter(|d| {
-                        d.metadata.added_by == AddedBy::Mine && d.metadata.conversation.is_none()
-                    })
-                    .map(|d| (d.id, d.text)),
-            );
-            true
+        self.scan(&filter, |d| {
+            if d.metadata.added_by == AddedBy::Mine && d.metadata.conversation.is_none() {
+                out.insert(d.id, d.text);
+            }
         })
         .await?;
         Ok(out)

@@ -481,12 +481,8 @@ impl MemPalaceServer {
         };
         let extract = match a.extract.as_deref().unwrap_or("exchange") {
             "exchange" => ExtractMode::Exchange,
-            "general" if mode == MineMode::Convos => ExtractMode::General,
-            "general" => {
-                return Err(unsupported(
-                    "extract 'general' applies to mode 'convos'".into(),
-                ));
-            }
+            // `mine` refuses it for a project.
+            "general" => ExtractMode::General,
             other => {
                 return Err(unsupported(format!(
                     "extract {other:?} is not one of: exchange, general"

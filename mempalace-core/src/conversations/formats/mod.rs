@@ -314,33 +314,30 @@ pub const MAX_MESSAGE_CHARS: usize = 100_000;
 pub const CUT_MESSAGE_REASON: &str =
     "message over 100000 characters (the rest left out; mine a pasted document as a project file)";
 
-/// Cuts `text` to [`MAX_MESSAGE_CHARS`] characters with a note of how many were left out;
-/// whether it was cut. Linear in the text's length.
-pub(crate) fn cap_message(text: &mut String) -> bool {
+/// Cuts `text` to [`MAX_MESSAGE_CHARS`] characters with a note of how many were left out,
+/// counting the cut in `summary`. Linear in the text's length.
+pub(crate) fn cap_message(text: &mut String, summary: &mut ReadSummary) {
     if text.len() <= MAX_MESSAGE_CHARS {
-        return false;
+        return;
     }
     let Some((cut, _)) = text.char_indices().nth(MAX_MESSAGE_CHARS) else {
-        return false;
+        return;
     };
     let left_out = text[cut..].chars().count();
     text.truncate(cut);
     text.push_str(&format!(
         "\n[… {left_out} more characters of this message were not filed]"
     ));
-    true
+    summary.skip(CUT_MESSAGE_REASON);
 }
 
-/// [`push_turn`] for one message of an export, cut at [`MAX_MESSAGE_CHARS`] first (counted
-/// in `summary`).
+/// [`push_turn`] for one message of an export, cut at [`MAX_MESSAGE_CHARS`] first.
 pub(crate) fn push_message(
     turns: &mut Vec<super::Turn>,
     mut turn: super::Turn,
     summary: &mut ReadSummary,
 ) {
-    if cap_message(&mut turn.text) {
-        summary.skip(CUT_MESSAGE_REASON);
-    }
+    cap_message(&mut turn.text, summary);
     push_turn(turns, turn);
 }
 

@@ -2,10 +2,7 @@
 //! user turn, the lines after it are the reply), or named turns (`Human:` / `Assistant:`,
 //! `User:` / `AI:`, ...), each running until the next turn mark.
 
-use super::{
-    CUT_MESSAGE_REASON, ConversationFormat, ExportError, ReadSummary, SourceName, cap_message,
-    push_turn,
-};
+use super::{ConversationFormat, ExportError, ReadSummary, SourceName, cap_message, push_turn};
 use crate::conversations::{Conversation, Role, Turn};
 
 /// Names that open a user turn (`Name:` at a line start, any case).
@@ -61,9 +58,7 @@ pub(super) fn read_transcript(
     };
     summary.format = Some(ConversationFormat::PlainText);
     for turn in &mut turns {
-        if cap_message(&mut turn.text) {
-            summary.skip(CUT_MESSAGE_REASON);
-        }
+        cap_message(&mut turn.text, summary);
     }
     emit(
         Conversation {
