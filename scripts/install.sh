@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the `mempalace` binary (release profile: thin LTO, stripped) into ~/.cargo/bin (or
+# Installs the `mempalace` binary (release profile: no cross-crate LTO, stripped) into ~/.cargo/bin (or
 # $CARGO_INSTALL_ROOT/bin) and fetches the model it loads from disk. Re-running updates both.
 # Extra arguments go to `cargo install`, e.g. --no-default-features for a pure-Rust embedder
 # without OpenBLAS.
