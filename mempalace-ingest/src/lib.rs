@@ -6,7 +6,9 @@
 //! - [`mine::mine`]: a project folder's text files, or a folder of chat exports and
 //!   transcripts, filed as drawers (re-mining files only what changed);
 //! - [`migrate::migrate`]: a MemPalace 3.11 (ChromaDB) palace brought in whole;
-//! - [`project`]: a project's `mempalace.yaml` (`init`) and the wing and rooms it mines into.
+//! - [`project`]: a project's `mempalace.yaml` (`init`) and the wing and rooms it mines into;
+//! - [`hooks`]: what an agent harness's hooks (Claude Code, Codex) do: file each session as
+//!   it goes and put the project's memory in a new session's context.
 //!
 //! The `mempalace` CLI, the MCP server's `mine` tool and an agent's own code call the same
 //! functions.
@@ -15,6 +17,7 @@
 
 pub mod conversation_mine;
 pub mod error;
+pub mod hooks;
 pub mod migrate;
 pub mod mine;
 pub mod progress;

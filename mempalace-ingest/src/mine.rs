@@ -38,7 +38,7 @@ pub enum MineMode {
 /// What to mine, and how.
 #[derive(Debug, Clone)]
 pub struct MineRequest {
-    /// The folder.
+    /// The folder (for conversations, also a single file).
     pub source: PathBuf,
     /// What it holds.
     pub mode: MineMode,
@@ -151,7 +151,9 @@ pub async fn mine(
     cancel: &Cancellation,
 ) -> Result<MineOutcome> {
     let source = request.source.clone();
-    if !source.is_dir() {
+    // Conversations may also come one file at a time (a session transcript).
+    let one_conversation_file = request.mode == MineMode::Convos && source.is_file();
+    if !source.is_dir() && !one_conversation_file {
         return Err(IngestError::NotAFolder(source));
     }
     if request.mode == MineMode::Projects && request.extract == ExtractMode::General {

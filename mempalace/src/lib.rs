@@ -46,7 +46,8 @@
 //! - [`Palace`]: every operation the CLI and the MCP server offer (search, duplicates,
 //!   drawers, taxonomy, knowledge graph, diary, tunnels, coordination, wake-up, AAAK).
 //! - [`ingest`]: mining a folder ([`ingest::mine()`]), migrating a MemPalace 3.11 palace
-//!   ([`ingest::migrate::migrate`]), with progress events and cancellation.
+//!   ([`ingest::migrate::migrate`]), with progress events and cancellation; agent harness
+//!   hooks ([`ingest::hooks::run_hook`]: file each Claude Code or Codex session as it goes).
 //! - `mcp` (feature `mcp`): serve the palace to AI clients over stdio or streamable HTTP.
 //! - [`core`]: the domain types and the traits a new backend implements
 //!   ([`VectorStore`], [`KnowledgeGraph`], [`Embedder`]).
