@@ -14,6 +14,9 @@ use mempalace::core::{
     Cancellation, CandidateSource, Direction, NewTriple, Page, Palace, PalaceError, SearchMode,
     SearchRequest,
 };
+use mempalace::ingest::hooks::{
+    DetachedFiling, Harness, Hook, HookAnswer, HookSettings, HookState, finish_detached, run_hook,
+};
 use mempalace::ingest::project::{ProjectConfig, init_project};
 use mempalace::ingest::project_mine::Chunking;
 use mempalace::ingest::{MineMode, MineOutcome, MineRequest};
@@ -178,6 +181,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Find drawers whose source file is gone (deleted or moved) and, with --apply, delete
+    /// them (MemPalace 3.11's `sync`; a report only by default).
+    Sync {
+        /// Only drawers mined from files under this folder [default: every mined drawer].
+        dir: Option<PathBuf>,
+        /// Only this wing.
+        #[arg(long)]
+        wing: Option<String>,
+        /// Delete the stale drawers (without it: a dry run).
+        #[arg(long)]
+        apply: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Drawer counts per wing and room.
     Status {
         /// Print the status payload as JSON.
@@ -222,6 +240,10 @@ enum Command {
     /// Serve the palace to AI clients over MCP: stdio (one client) or streamable HTTP at
     /// /mcp (many clients; bearer token from MEMPALACE_MCP_HTTP_TOKEN or a file).
     Mcp(McpArgs),
+    /// Agent harness hooks (Claude Code, Codex): file each session as it goes, and give a new
+    /// session the project's memory.
+    #[command(subcommand)]
+    Hook(HookCommand),
     /// Bring a MemPalace 3.11 (Python, ChromaDB) palace into this one (--palace): drawers
     /// keep their ids and metadata and are embedded again; the knowledge graph is copied.
     /// Re-running finishes an interrupted migration without duplicates.
@@ -238,6 +260,87 @@ enum Command {
         #[arg(long)]
         strict: bool,
     },
+}
+
+/// `mempalace hook …`.
+#[derive(Subcommand)]
+enum HookCommand {
+    /// Run a hook: reads the harness's JSON on stdin, prints the answer as JSON on stdout,
+    /// exits 0 whatever it is sent (MemPalace 3.11's `hook run`). session-start adds the
+    /// project's wake-up text to the agent's context; stop, precompact and session-end file
+    /// the session's new turns; every 15 user messages a checkpoint goes to the diary.
+    Run {
+        /// The hook.
+        #[arg(long, value_enum)]
+        hook: HookArg,
+        /// The harness calling it.
+        #[arg(long, value_enum)]
+        harness: HarnessArg,
+    },
+    /// Add our hooks to the harness's settings (~/.claude/settings.json, ~/.codex/hooks.json),
+    /// keeping the user's other hooks; running it again changes nothing.
+    Install {
+        /// The harness.
+        #[arg(long, value_enum)]
+        harness: HarnessArg,
+        /// Show the change; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// The program the hooks run [default: this binary's path].
+        #[arg(long, value_name = "PATH")]
+        command: Option<String>,
+    },
+    /// The detached half of a session-end hook (started by `hook run`).
+    #[command(hide = true)]
+    Finish {
+        /// The work, as JSON.
+        work: String,
+    },
+}
+
+/// A hook's name on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum HookArg {
+    /// A session starts.
+    SessionStart,
+    /// The agent finished a turn.
+    Stop,
+    /// The session ends.
+    SessionEnd,
+    /// The context is about to be compacted.
+    Precompact,
+}
+
+impl From<HookArg> for Hook {
+    fn from(h: HookArg) -> Self {
+        match h {
+            HookArg::SessionStart => Hook::SessionStart,
+            HookArg::Stop => Hook::Stop,
+            HookArg::SessionEnd => Hook::SessionEnd,
+            HookArg::Precompact => Hook::Precompact,
+        }
+    }
+}
+
+/// A harness's name on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum HarnessArg {
+    /// Anthropic's Claude Code.
+    ClaudeCode,
+    /// OpenAI's Codex CLI.
+    Codex,
+    /// The DeepSeek harness.
+    Dsh,
+}
+
+impl From<HarnessArg> for Harness {
+    fn from(h: HarnessArg) -> Self {
+        match h {
+            HarnessArg::ClaudeCode => Harness::ClaudeCode,
+            HarnessArg::Codex => Harness::Codex,
+            HarnessArg::Dsh => Harness::Dsh,
+        }
+    }
 }
 
 /// How `mcp` talks to its clients.
@@ -508,7 +611,14 @@ async fn async_main(cli: Cli, blas_core: Option<String>) {
         tracing::debug!(core, "OpenBLAS core");
     }
     let read = ReadCommand::of(&cli.command);
+    let hook_run = matches!(cli.command, Command::Hook(HookCommand::Run { .. }));
     if let Err(e) = run(cli).await {
+        // A hook answers whatever happens: the harness must never see it fail.
+        if hook_run {
+            eprintln!("warning: {e:#}");
+            print!("{}", HookAnswer::Nothing.to_json());
+            return;
+        }
         // One rule for every read of a folder with no palace: say so, with the hint, and
         // exit 0 (nothing stored is not a failure; nothing is created).
         if let (Some(read), Some(PalaceError::NoPalace { palace_path })) =
@@ -540,14 +650,15 @@ struct ReadCommand {
 }
 
 impl ReadCommand {
-    /// `Some` for the read commands (status, search, wake-up, compress, kg query / timeline /
-    /// stats).
+    /// `Some` for the read commands (status, search, wake-up, compress, sync, kg query /
+    /// timeline / stats).
     fn of(command: &Command) -> Option<Self> {
         let json = match command {
             Command::Status { json }
             | Command::Search { json, .. }
             | Command::WakeUp { json, .. }
             | Command::Compress { json, .. }
+            | Command::Sync { json, .. }
             | Command::Kg(KgCommand::Query { json, .. })
             | Command::Kg(KgCommand::Timeline { json, .. }) => *json,
             Command::Kg(KgCommand::Stats) => true,
@@ -558,6 +669,21 @@ impl ReadCommand {
 }
 
 async fn run(cli: Cli) -> Result<()> {
+    // `mempalace mcp` typed at a terminal is someone setting up a client (3.11's `mcp` prints
+    // these lines): show them instead of waiting for JSON-RPC that will never come.
+    if let Command::Mcp(args) = &cli.command
+        && args.transport == Transport::Stdio
+        && std::io::IsTerminal::is_terminal(&std::io::stdin())
+    {
+        let program = std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "mempalace".to_string());
+        print!(
+            "{}",
+            render::mcp_client_setup(&program, cli.stack.palace.as_deref())
+        );
+        return Ok(());
+    }
     let palace_path = mempalace::core::locations::palace_path(cli.stack.palace.as_deref());
     let mut builder = PalaceBuilder::new(&palace_path).named_explicitly(cli.stack.palace.is_some());
     if let Some(backend) = cli.stack.backend {
@@ -702,6 +828,24 @@ async fn run(cli: Cli) -> Result<()> {
                 print!("{}", render::search(&r));
             }
         }
+        Command::Sync {
+            dir,
+            wing,
+            apply,
+            json,
+        } => {
+            let request = mempalace::core::palace::SyncRequest {
+                project_dir: dir,
+                wing,
+                apply,
+            };
+            let report = palace.sync(&request).await?;
+            if json {
+                print_json(&report)?;
+            } else {
+                print!("{}", render::sync(&report, &palace_path));
+            }
+        }
         Command::Status { json } => {
             let status = palace.status().await?;
             if json {
@@ -764,6 +908,10 @@ async fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Kg(cmd) => kg(&palace, cmd).await?,
+        Command::Hook(cmd) => {
+            let forwarded = forwarded_flags(&cli.stack.palace, &cli.stack.model_dir);
+            hook(&palace, &palace_path, cmd, &forwarded).await?
+        }
         Command::Migrate {
             from,
             quiet,
@@ -818,6 +966,87 @@ async fn run(cli: Cli) -> Result<()> {
                     }
                     eprintln!("MemPalace MCP server stopped; every tool call finished");
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The global flags a detached `hook finish` needs to open the same palace.
+fn forwarded_flags(palace: &Option<PathBuf>, model_dir: &Option<PathBuf>) -> Vec<String> {
+    let mut flags = Vec::new();
+    if let Some(p) = palace {
+        flags.extend(["--palace".to_string(), p.display().to_string()]);
+    }
+    if let Some(m) = model_dir {
+        flags.extend(["--model-dir".to_string(), m.display().to_string()]);
+    }
+    flags
+}
+
+async fn hook(
+    palace: &Arc<Palace>,
+    palace_path: &std::path::Path,
+    cmd: HookCommand,
+    forwarded: &[String],
+) -> Result<()> {
+    let config_dir = mempalace::core::locations::config_dir();
+    let settings = HookSettings::from_env(palace_path, &config_dir);
+    match cmd {
+        HookCommand::Run { hook, harness } => {
+            let payload = mempalace_cli::hook_command::read_payload();
+            let run = run_hook(palace, hook.into(), harness.into(), &payload, &settings).await;
+            if let Some(work) = &run.detached {
+                let state = HookState::new(&settings.state_dir);
+                let spawned = std::env::current_exe().and_then(|program| {
+                    mempalace_cli::hook_command::spawn_detached(&program, forwarded, work, &state)
+                });
+                match spawned {
+                    Ok(pid) => state.log(&format!(
+                        "Transcript filing started (pid {pid}): {}",
+                        work.transcript.display()
+                    )),
+                    Err(e) => state.log(&format!("transcript filing not started: {e}")),
+                }
+            }
+            print!("{}", run.answer.to_json());
+        }
+        HookCommand::Finish { work } => {
+            let work: DetachedFiling =
+                serde_json::from_str(&work).context("hook finish: the work is not valid")?;
+            let filing = finish_detached(palace, &work, &settings).await;
+            print_json(&filing)?;
+        }
+        HookCommand::Install {
+            harness,
+            dry_run,
+            command,
+        } => {
+            let program = match command {
+                Some(c) => c,
+                None => std::env::current_exe()
+                    .context("cannot tell this binary's path; give --command")?
+                    .display()
+                    .to_string(),
+            };
+            let plan = mempalace::ingest::hooks::install::plan_install(
+                harness.into(),
+                &settings.home,
+                &program,
+            )?;
+            let file = plan.settings_file.display();
+            if !plan.changes() {
+                println!("{file} already runs MemPalace's hooks; nothing to change");
+            } else if dry_run {
+                println!("Would change {file}:");
+                print!("{}", plan.diff());
+            } else {
+                plan.write()?;
+                println!("Updated {file}:");
+                print!("{}", plan.diff());
+            }
+            for note in &plan.notes {
+                println!("note: {note}");
             }
         }
     }

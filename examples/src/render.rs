@@ -273,6 +273,133 @@ pub fn migration(report: &mempalace::ingest::migrate::MigrateReport) -> String {
     out
 }
 
+/// A word quoted for a POSIX shell when it needs quoting.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// What `mempalace mcp` prints at a terminal: the lines that register this server with the
+/// AI clients (3.11's quick setup, for our one binary), and how to install the hooks.
+pub fn mcp_client_setup(program: &str, palace: Option<&std::path::Path>) -> String {
+    let mut server = format!("{} mcp", shell_word(program));
+    if let Some(p) = palace {
+        server.push_str(&format!(
+            " --palace {}",
+            shell_word(&p.display().to_string())
+        ));
+    }
+    let mut out = String::new();
+    let _ = writeln!(out, "MemPalace MCP quick setup:");
+    let _ = writeln!(out, "  claude mcp add mempalace -- {server}");
+    let _ = writeln!(out, "  codex mcp add mempalace -- {server}");
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "Other clients (Cursor, Claude Desktop, …): an \"mcpServers\" entry:"
+    );
+    let mut args = vec!["mcp".to_string()];
+    if let Some(p) = palace {
+        args.extend(["--palace".to_string(), p.display().to_string()]);
+    }
+    let entry = serde_json::json!({"mempalace": {"command": program, "args": args}});
+    let _ = writeln!(out, "  {entry}");
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "Run the server directly (an MCP client on stdin/stdout):"
+    );
+    let _ = writeln!(out, "  {server} < requests.jsonl");
+    if palace.is_none() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "Optional custom palace:");
+        let _ = writeln!(
+            out,
+            "  claude mcp add mempalace -- {} mcp --palace /path/to/palace",
+            shell_word(program)
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "File every session automatically (harness hooks):");
+    let _ = writeln!(
+        out,
+        "  {} hook install --harness claude-code",
+        shell_word(program)
+    );
+    let _ = writeln!(
+        out,
+        "  {} hook install --harness codex",
+        shell_word(program)
+    );
+    out
+}
+
+/// `sync`'s report, laid out as 3.11's `sync` lays out its own.
+pub fn sync(r: &mempalace::core::palace::SyncReport, palace: &std::path::Path) -> String {
+    let rule = "=".repeat(55);
+    let thin = "-".repeat(55);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{rule}\n  MemPalace Sync -- drawers of deleted or moved files\n{rule}"
+    );
+    let _ = writeln!(
+        out,
+        "  Palace:   {}",
+        terminal_safe(&palace.display().to_string())
+    );
+    if let Some(w) = &r.wing {
+        let _ = writeln!(out, "  Wing:     {}", terminal_safe(w));
+    }
+    if let Some(p) = &r.project_dir {
+        let _ = writeln!(out, "  Project:  {}", terminal_safe(p));
+    }
+    let mode = if r.dry_run {
+        "DRY RUN (no deletions)"
+    } else {
+        "APPLY (deleting drawers)"
+    };
+    let _ = writeln!(out, "  Mode:     {mode}\n{thin}");
+    let _ = writeln!(out, "  Scanned:        {}", r.drawers_checked);
+    let _ = writeln!(
+        out,
+        "  Kept:           {}",
+        r.drawers_checked - r.stale_drawers
+    );
+    let verb = if r.dry_run {
+        "(would remove)"
+    } else {
+        "(removed)"
+    };
+    let _ = writeln!(out, "  Missing:        {}  {verb}", r.stale_drawers);
+    if !r.stale_sources.is_empty() {
+        let _ = writeln!(out, "  Top sources to remove:");
+        let mut sources: Vec<_> = r.stale_sources.iter().collect();
+        sources.sort_by(|a, b| {
+            b.drawers
+                .cmp(&a.drawers)
+                .then(a.source_file.cmp(&b.source_file))
+        });
+        for s in sources.iter().take(10) {
+            let _ = writeln!(out, "    {} ({})", terminal_safe(&s.source_file), s.drawers);
+        }
+    }
+    if r.dry_run && r.stale_drawers > 0 {
+        let _ = writeln!(out, "  Re-run with --apply to commit these deletions.");
+    } else if !r.dry_run {
+        let _ = writeln!(out, "  Removed {} drawers.", r.deleted);
+    }
+    let _ = writeln!(out, "{rule}");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
