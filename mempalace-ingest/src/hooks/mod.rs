@@ -187,10 +187,23 @@ struct Session {
     wing: String,
 }
 
-fn session(payload: &HookPayload, settings: &HookSettings, state: &HookState) -> Session {
+/// The session a payload names. A refused transcript is logged, except a missing one at
+/// session start (a new session's transcript may not be written yet).
+fn session(
+    payload: &HookPayload,
+    settings: &HookSettings,
+    state: &HookState,
+    hook: Hook,
+) -> Session {
     let transcript = payload.transcript_path.as_deref().and_then(|raw| {
         TranscriptFile::check(raw, &settings.allowed_roots, settings.max_transcript_bytes)
-            .map_err(|e| state.log(&format!("WARNING: {e}")))
+            .map_err(|e| {
+                let not_yet = hook == Hook::SessionStart
+                    && matches!(e, TranscriptRefusal::NotARegularFile { .. });
+                if !not_yet {
+                    state.log(&format!("WARNING: {e}"));
+                }
+            })
             .ok()
     });
     let folder = transcript
@@ -241,7 +254,7 @@ async fn session_start(
     state: &HookState,
 ) -> HookRun {
     state.log(&format!("SESSION START for session {}", payload.session_id));
-    let s = session(payload, settings, state);
+    let s = session(payload, settings, state, Hook::SessionStart);
     match wake_up_context(palace, &s.wing, settings.context_chars).await {
         Ok(Some(text)) => HookRun::answer(HookAnswer::Context {
             event: Hook::SessionStart.event_name().to_string(),
@@ -379,7 +392,7 @@ async fn stop(
         return HookRun::answer(HookAnswer::Nothing);
     }
     let deadline = Instant::now() + settings.deadline;
-    let s = session(payload, settings, state);
+    let s = session(payload, settings, state, Hook::Stop);
     let Some(transcript) = s.transcript else {
         state.log(&format!(
             "Session {}: 0 exchanges, 0 since last save",
@@ -489,7 +502,7 @@ async fn precompact(
         payload.session_id
     ));
     let deadline = Instant::now() + settings.deadline;
-    let s = session(payload, settings, state);
+    let s = session(payload, settings, state, Hook::Precompact);
     let mut run = HookRun::answer(HookAnswer::Nothing);
     if let Some(transcript) = &s.transcript {
         // Everything must be filed before the context is compacted: wait for a running
@@ -537,7 +550,7 @@ fn session_end(
         return HookRun::answer(HookAnswer::Nothing);
     }
     state.log(&format!("SESSION END for session {}", payload.session_id));
-    let s = session(payload, settings, state);
+    let s = session(payload, settings, state, Hook::SessionEnd);
     let mut run = HookRun::answer(HookAnswer::Nothing);
     match s.transcript {
         Some(t) => {
