@@ -15,7 +15,8 @@ use mempalace::core::{
     SearchRequest,
 };
 use mempalace::ingest::hooks::{
-    DetachedFiling, Harness, Hook, HookAnswer, HookSettings, HookState, finish_detached, run_hook,
+    DetachedFiling, Harness, Hook, HookAnswer, HookSettings, HookState, finish_detached,
+    plan_session_end, run_hook,
 };
 use mempalace::ingest::project::{ProjectConfig, init_project};
 use mempalace::ingest::project_mine::Chunking;
@@ -189,7 +190,7 @@ enum Command {
         /// Only this wing.
         #[arg(long)]
         wing: Option<String>,
-        /// Delete the stale drawers (without it: a dry run).
+        /// Delete the stale drawers (needs DIR or --wing; without it: a dry run).
         #[arg(long)]
         apply: bool,
         /// Print the report as JSON.
@@ -616,7 +617,7 @@ async fn async_main(cli: Cli, blas_core: Option<String>) {
         // A hook answers whatever happens: the harness must never see it fail.
         if hook_run {
             eprintln!("warning: {e:#}");
-            print!("{}", HookAnswer::Nothing.to_json());
+            mempalace_cli::hook_command::print_answer(&HookAnswer::Nothing);
             return;
         }
         // One rule for every read of a folder with no palace: say so, with the hint, and
@@ -685,6 +686,24 @@ async fn run(cli: Cli) -> Result<()> {
         return Ok(());
     }
     let palace_path = mempalace::core::locations::palace_path(cli.stack.palace.as_deref());
+    let forwarded = forwarded_stack(&cli.stack);
+    // session-end's budget is short (Claude Code allows about 1.5 s): it plans the filing for
+    // a detached process and answers before any palace is opened.
+    if let Command::Hook(HookCommand::Run {
+        hook: HookArg::SessionEnd,
+        harness,
+    }) = &cli.command
+    {
+        let settings =
+            HookSettings::from_env(&palace_path, &mempalace::core::locations::config_dir());
+        let payload = mempalace_cli::hook_command::read_payload();
+        let run = plan_session_end((*harness).into(), &payload, &settings);
+        if let Some(work) = &run.detached {
+            start_detached(work, &settings, &forwarded);
+        }
+        mempalace_cli::hook_command::print_answer(&run.answer);
+        return Ok(());
+    }
     let mut builder = PalaceBuilder::new(&palace_path).named_explicitly(cli.stack.palace.is_some());
     if let Some(backend) = cli.stack.backend {
         builder = builder.backend(backend.into());
@@ -834,6 +853,11 @@ async fn run(cli: Cli) -> Result<()> {
             apply,
             json,
         } => {
+            if apply && dir.is_none() && wing.is_none() {
+                anyhow::bail!(
+                    "sync --apply deletes drawers: name the project folder or --wing it applies to"
+                );
+            }
             let request = mempalace::core::palace::SyncRequest {
                 project_dir: dir,
                 wing,
@@ -908,10 +932,7 @@ async fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Kg(cmd) => kg(&palace, cmd).await?,
-        Command::Hook(cmd) => {
-            let forwarded = forwarded_flags(&cli.stack.palace, &cli.stack.model_dir);
-            hook(&palace, &palace_path, cmd, &forwarded).await?
-        }
+        Command::Hook(cmd) => hook(&palace, &palace_path, cmd, &forwarded).await?,
         Command::Migrate {
             from,
             quiet,
@@ -972,44 +993,121 @@ async fn run(cli: Cli) -> Result<()> {
     Ok(())
 }
 
-/// The global flags a detached `hook finish` needs to open the same palace.
-fn forwarded_flags(palace: &Option<PathBuf>, model_dir: &Option<PathBuf>) -> Vec<String> {
-    let mut flags = Vec::new();
-    if let Some(p) = palace {
-        flags.extend(["--palace".to_string(), p.display().to_string()]);
+/// What a detached `hook finish` needs to open the same palace: the global flags, and the
+/// settings that may hold secrets as environment variables (never on its command line).
+fn forwarded_stack(stack: &StackArgs) -> mempalace_cli::hook_command::Forwarded {
+    let mut args: Vec<std::ffi::OsString> = Vec::new();
+    let mut flag = |name: &str, value: &std::ffi::OsStr| {
+        let mut arg = std::ffi::OsString::from(format!("--{name}="));
+        arg.push(value);
+        args.push(arg);
+    };
+    if let Some(p) = &stack.palace {
+        flag(
+            "palace",
+            std::path::absolute(p)
+                .unwrap_or_else(|_| p.clone())
+                .as_os_str(),
+        );
     }
-    if let Some(m) = model_dir {
-        flags.extend(["--model-dir".to_string(), m.display().to_string()]);
+    if let Some(m) = &stack.model_dir {
+        flag("model-dir", m.as_os_str());
     }
-    flags
+    if let Some(c) = &stack.collection {
+        flag("collection", std::ffi::OsStr::new(c));
+    }
+    if let Some(b) = stack.backend {
+        let name = match b {
+            BackendArg::Lancedb => "lancedb",
+            BackendArg::Qdrant => "qdrant",
+        };
+        flag("backend", std::ffi::OsStr::new(name));
+    }
+    let mut env = Vec::new();
+    let mut var = |name: &str, value: &Option<String>| {
+        if let Some(v) = value {
+            env.push((name.to_string(), v.clone()));
+        }
+    };
+    var("QDRANT_URL", &stack.qdrant_url);
+    var("QDRANT_API_KEY", &stack.qdrant_api_key);
+    var("MEMPALACE_KG_POSTGRES_URL", &stack.kg_postgres_url);
+    for (name, path) in [
+        ("QDRANT_API_KEY_FILE", &stack.qdrant_api_key_file),
+        (
+            "MEMPALACE_KG_POSTGRES_URL_FILE",
+            &stack.kg_postgres_url_file,
+        ),
+    ] {
+        if let Some(p) = path {
+            env.push((name.to_string(), p.display().to_string()));
+        }
+    }
+    mempalace_cli::hook_command::Forwarded { args, env }
+}
+
+/// Starts the detached half of a session-end, and logs how that went.
+fn start_detached(
+    work: &DetachedFiling,
+    settings: &HookSettings,
+    forwarded: &mempalace_cli::hook_command::Forwarded,
+) {
+    let state = HookState::new(&settings.state_dir);
+    let spawned = std::env::current_exe().and_then(|program| {
+        mempalace_cli::hook_command::spawn_detached(&program, forwarded, work, &state)
+    });
+    match spawned {
+        Ok(pid) => state.log(&format!(
+            "Transcript filing started (pid {pid}): {}",
+            work.transcript.display()
+        )),
+        Err(e) => state.log(&format!("transcript filing not started: {e}")),
+    }
 }
 
 async fn hook(
     palace: &Arc<Palace>,
     palace_path: &std::path::Path,
     cmd: HookCommand,
-    forwarded: &[String],
+    forwarded: &mempalace_cli::hook_command::Forwarded,
 ) -> Result<()> {
     let config_dir = mempalace::core::locations::config_dir();
     let settings = HookSettings::from_env(palace_path, &config_dir);
     match cmd {
         HookCommand::Run { hook, harness } => {
             let payload = mempalace_cli::hook_command::read_payload();
-            let run = run_hook(palace, hook.into(), harness.into(), &payload, &settings).await;
-            if let Some(work) = &run.detached {
-                let state = HookState::new(&settings.state_dir);
-                let spawned = std::env::current_exe().and_then(|program| {
-                    mempalace_cli::hook_command::spawn_detached(&program, forwarded, work, &state)
-                });
-                match spawned {
-                    Ok(pid) => state.log(&format!(
-                        "Transcript filing started (pid {pid}): {}",
-                        work.transcript.display()
-                    )),
-                    Err(e) => state.log(&format!("transcript filing not started: {e}")),
+            // Whatever happens inside (a panic in a dependency, a hang past the deadline), the
+            // harness gets an answer in time.
+            let limit = settings.deadline + std::time::Duration::from_secs(10);
+            let (palace, task_settings) = (Arc::clone(palace), settings.clone());
+            let task = tokio::spawn(async move {
+                run_hook(
+                    &palace,
+                    hook.into(),
+                    harness.into(),
+                    &payload,
+                    &task_settings,
+                )
+                .await
+            });
+            let state = HookState::new(&settings.state_dir);
+            let answer = match tokio::time::timeout(limit, task).await {
+                Ok(Ok(run)) => {
+                    if let Some(work) = &run.detached {
+                        start_detached(work, &settings, forwarded);
+                    }
+                    run.answer
                 }
-            }
-            print!("{}", run.answer.to_json());
+                Ok(Err(e)) => {
+                    state.log(&format!("hook failed: {e}"));
+                    HookAnswer::Nothing
+                }
+                Err(_) => {
+                    state.log(&format!("hook stopped after {} s", limit.as_secs()));
+                    HookAnswer::Nothing
+                }
+            };
+            mempalace_cli::hook_command::print_answer(&answer);
         }
         HookCommand::Finish { work } => {
             let work: DetachedFiling =

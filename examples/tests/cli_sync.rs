@@ -64,7 +64,15 @@ fn sync_reports_drawers_of_deleted_files_and_deletes_them_only_when_asked() {
     assert!(ok && text.contains("Re-run with --apply"), "{text}");
     assert_eq!(json(&palace, &["status", "--json"])["total_drawers"], 2);
 
-    let applied = json(&palace, &["sync", "--apply", "--json"]);
+    let (ok, text) = cli(&palace, &["sync", "--apply"]);
+    assert!(
+        !ok && text.contains("name the project folder"),
+        "an unscoped --apply is refused: {text}"
+    );
+    let applied = json(
+        &palace,
+        &["sync", project.to_str().unwrap(), "--apply", "--json"],
+    );
     assert_eq!(applied["deleted"], 1, "{applied}");
     assert_eq!(json(&palace, &["status", "--json"])["total_drawers"], 1);
     let again = json(&palace, &["sync", "--json"]);

@@ -152,7 +152,9 @@ pub async fn mine(
 ) -> Result<MineOutcome> {
     let source = request.source.clone();
     // Conversations may also come one file at a time (a session transcript).
-    let one_conversation_file = request.mode == MineMode::Convos && source.is_file();
+    // (A link is not followed to a file, as the walk follows none.)
+    let one_conversation_file = request.mode == MineMode::Convos
+        && std::fs::symlink_metadata(&source).is_ok_and(|m| m.file_type().is_file());
     if !source.is_dir() && !one_conversation_file {
         return Err(IngestError::NotAFolder(source));
     }

@@ -222,7 +222,11 @@ impl Palace {
         let mut drawers_checked = 0u64;
         self.scan(&filter, |d| {
             let path = Path::new(&d.metadata.source_file);
-            let mined = d.metadata.added_by == AddedBy::Mine && path.is_absolute();
+            // Conversations are memories of what was said: a transcript that a harness
+            // rotates away does not unsay them, so they are never pruned here.
+            let mined = d.metadata.added_by == AddedBy::Mine
+                && d.metadata.conversation.is_none()
+                && path.is_absolute();
             let in_scope = project_dir
                 .as_deref()
                 .is_none_or(|dir| path.starts_with(dir));
@@ -239,10 +243,16 @@ impl Palace {
         let mut stale_sources = Vec::new();
         let mut stale_ids = Vec::new();
         for (source, ids) in by_source {
-            let present = std::fs::symlink_metadata(&source)
-                .map(|m| m.is_file())
-                .unwrap_or(false);
-            if !present {
+            // Only a path that is not there any more is gone: a file that cannot be read now
+            // (no permission, an unmounted disk, an I/O error) keeps its drawers.
+            let gone = match std::fs::symlink_metadata(&source) {
+                Ok(_) => false,
+                Err(e) => {
+                    e.kind() == std::io::ErrorKind::NotFound
+                        || e.raw_os_error() == Some(libc::ENOTDIR)
+                }
+            };
+            if gone {
                 stale_sources.push(StaleSource {
                     source_file: source,
                     reason: "missing".into(),

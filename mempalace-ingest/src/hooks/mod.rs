@@ -14,6 +14,8 @@
 //!   re-files the whole transcript whenever it changed. One lock per transcript: a hook that
 //!   finds another filing the same transcript does not file it twice (stop goes on; precompact
 //!   waits for it, then files the rest).
+//! - A Codex rollout's turns go to its project's wing (from `session_meta.cwd`); 3.11 files
+//!   them under `sessions`.
 //! - A transcript is read only when it is an absolute, regular (not symlinked) `.jsonl` /
 //!   `.json` file inside the user's folders and under the size limit
 //!   ([`transcript::TranscriptFile::check`]); any payload, however malformed, gets an answer.
@@ -42,7 +44,7 @@ pub use transcript::{TranscriptFile, TranscriptRefusal};
 
 use crate::mine::{MineOutcome, MineRequest, mine};
 use crate::progress::NoProgress;
-use project_wing::{diary_wing, project_wing};
+use project_wing::{diary_wing_for, project_wing};
 
 /// The reason 3.11's legacy (non-silent) stop mode gives the agent.
 pub const STOP_BLOCK_REASON: &str = "MemPalace auto-save checkpoint. Use mempalace_diary_write (session summary) and mempalace_add_drawer (quotes, decisions, code) to save session content. Do NOT use native auto-memory files.";
@@ -137,6 +139,10 @@ pub struct DetachedFiling {
     pub session_id: String,
     /// The harness (names the checkpoint's diary agent).
     pub harness: Harness,
+    /// The wing its turns go to (as the hook derived it).
+    pub wing: String,
+    /// The diary wing of its checkpoint.
+    pub diary_wing: String,
 }
 
 /// What filing a transcript did.
@@ -157,7 +163,10 @@ pub enum TranscriptFiling {
     /// Another hook was filing it; it files these turns.
     Busy,
     /// Filing failed (the reason is logged; the answer does not change).
-    Failed(String),
+    Failed {
+        /// Why.
+        reason: String,
+    },
 }
 
 /// What one hook call did: its answer, and what it left to do detached.
@@ -185,6 +194,7 @@ impl HookRun {
 struct Session {
     transcript: Option<TranscriptFile>,
     wing: String,
+    diary_wing: String,
 }
 
 /// The session a payload names. A refused transcript is logged, except a missing one at
@@ -215,12 +225,14 @@ fn session(
         .map(|t| t.path.display().to_string())
         .or_else(|| payload.transcript_path.clone())
         .unwrap_or_default();
-    let wing = project_wing(
-        folder.as_deref(),
-        &path_text,
-        &settings.home.display().to_string(),
-    );
-    Session { transcript, wing }
+    let home = settings.home.display().to_string();
+    let wing = project_wing(folder.as_deref(), &path_text, &home);
+    let diary_wing = diary_wing_for(folder.as_deref(), &path_text, &home);
+    Session {
+        transcript,
+        wing,
+        diary_wing,
+    }
 }
 
 /// Runs one hook. Never fails: whatever goes wrong is logged to the state folder's
@@ -310,22 +322,55 @@ pub async fn file_transcript(
     deadline: Instant,
     wait: bool,
 ) -> TranscriptFiling {
+    match lock_transcript(transcript, state, deadline, wait).await {
+        Ok(_lock) => file_locked(palace, transcript, wing, state, deadline).await,
+        Err(filing) => filing,
+    }
+}
+
+/// The transcript's lock, or what to report when another hook holds it (or it failed).
+async fn lock_transcript(
+    transcript: &TranscriptFile,
+    state: &HookState,
+    deadline: Instant,
+    wait: bool,
+) -> Result<state::TranscriptLock, TranscriptFiling> {
     let lock = if wait {
         state.lock_by(&transcript.path, deadline).await
     } else {
         state.try_lock(&transcript.path)
     };
-    let _lock = match lock {
-        Ok(Some(lock)) => lock,
+    match lock {
+        Ok(Some(lock)) => Ok(lock),
         Ok(None) => {
             state.log(&format!(
                 "Skipping filing: another hook is filing {}",
                 transcript.path.display()
             ));
-            return TranscriptFiling::Busy;
+            Err(TranscriptFiling::Busy)
         }
-        Err(e) => return TranscriptFiling::Failed(format!("transcript lock: {e}")),
-    };
+        Err(e) => Err(TranscriptFiling::Failed {
+            reason: format!("transcript lock: {e}"),
+        }),
+    }
+}
+
+/// Files the transcript's new turns; the caller holds its lock.
+async fn file_locked(
+    palace: &Arc<Palace>,
+    transcript: &TranscriptFile,
+    wing: &str,
+    state: &HookState,
+    deadline: Instant,
+) -> TranscriptFiling {
+    // Still the regular, unlinked file that was checked (not swapped since).
+    let still_regular = std::fs::symlink_metadata(&transcript.path)
+        .is_ok_and(|m| m.file_type().is_file() && m.len() <= transcript.limit());
+    if !still_regular {
+        return TranscriptFiling::Failed {
+            reason: format!("{} changed since it was checked", transcript.path.display()),
+        };
+    }
     let cancel = Cancellation::new();
     let timer = {
         let cancel = cancel.clone();
@@ -335,7 +380,7 @@ pub async fn file_transcript(
         })
     };
     let mut request = MineRequest::conversations(&transcript.path).wing(wing);
-    request.max_file_bytes = Some(transcript.size.max(1) * 2);
+    request.max_file_bytes = Some(transcript.limit());
     let outcome = mine(Arc::clone(palace), &request, &NoProgress, &cancel).await;
     timer.abort();
     let filing = match outcome {
@@ -345,7 +390,9 @@ pub async fn file_transcript(
             drawers_filed: report.filed.drawers_filed,
             stopped_at_deadline: report.interrupted,
         },
-        Ok(_) => TranscriptFiling::Failed("not filed as a conversation".to_string()),
+        Ok(_) => TranscriptFiling::Failed {
+            reason: "not filed as a conversation".to_string(),
+        },
         Err(e) if cancel.is_cancelled() => {
             state.log(&format!("filing stopped at the deadline: {e}"));
             TranscriptFiling::Filed {
@@ -355,7 +402,9 @@ pub async fn file_transcript(
                 stopped_at_deadline: true,
             }
         }
-        Err(e) => TranscriptFiling::Failed(e.to_string()),
+        Err(e) => TranscriptFiling::Failed {
+            reason: e.to_string(),
+        },
     };
     match &filing {
         TranscriptFiling::Filed {
@@ -372,7 +421,9 @@ pub async fn file_transcript(
                 ""
             }
         )),
-        TranscriptFiling::Failed(e) => state.log(&format!("transcript filing failed: {e}")),
+        TranscriptFiling::Failed { reason } => {
+            state.log(&format!("transcript filing failed: {reason}"))
+        }
         TranscriptFiling::Busy => {}
     }
     filing
@@ -391,7 +442,7 @@ async fn stop(
     if payload.stop_hook_active && !settings.silent_save {
         return HookRun::answer(HookAnswer::Nothing);
     }
-    let deadline = Instant::now() + settings.deadline;
+    let deadline = deadline_after(settings.deadline);
     let s = session(payload, settings, state, Hook::Stop);
     let Some(transcript) = s.transcript else {
         state.log(&format!(
@@ -400,7 +451,17 @@ async fn stop(
         ));
         return HookRun::answer(HookAnswer::Nothing);
     };
-    let filing = file_transcript(palace, &transcript, &s.wing, state, deadline, false).await;
+    // One stop at a time per transcript files it and decides on the checkpoint; another
+    // that finds it busy leaves both to that one.
+    let _lock = match lock_transcript(&transcript, state, deadline, false).await {
+        Ok(lock) => lock,
+        Err(filing) => {
+            let mut run = HookRun::answer(HookAnswer::Nothing);
+            run.filing = Some(filing);
+            return run;
+        }
+    };
+    let filing = file_locked(palace, &transcript, &s.wing, state, deadline).await;
     let messages = transcript.read_messages();
     let count = messages.human_messages;
     let since = count as i64 - state.last_save(&payload.session_id) as i64;
@@ -414,7 +475,7 @@ async fn stop(
         return run;
     }
     state.log(&format!("TRIGGERING SAVE at exchange {count}"));
-    let diary = diary_wing(&s.wing);
+    let diary = s.diary_wing.clone();
     if !settings.silent_save {
         if let Err(e) = state.set_last_save(&payload.session_id, count) {
             state.log(&format!("WARNING: save marker not written: {e}"));
@@ -501,7 +562,7 @@ async fn precompact(
         "PRE-COMPACT triggered for session {}",
         payload.session_id
     ));
-    let deadline = Instant::now() + settings.deadline;
+    let deadline = deadline_after(settings.deadline);
     let s = session(payload, settings, state, Hook::Precompact);
     let mut run = HookRun::answer(HookAnswer::Nothing);
     if let Some(transcript) = &s.transcript {
@@ -539,6 +600,23 @@ async fn mine_project_dir(palace: &Arc<Palace>, dir: &Path, deadline: Instant, s
     timer.abort();
 }
 
+/// What session-end does in the harness's short budget: nothing that needs the palace. It
+/// names the work for a detached process ([`finish_detached`]) and answers at once.
+pub fn plan_session_end(
+    harness: Harness,
+    payload: &HookPayload,
+    settings: &HookSettings,
+) -> HookRun {
+    let state = HookState::new(&settings.state_dir);
+    if !settings.enabled {
+        return HookRun::answer(HookAnswer::Nothing);
+    }
+    if let Some(problem) = &payload.problem {
+        state.log(&format!("WARNING: {problem}"));
+    }
+    session_end(harness, payload, settings, &state)
+}
+
 fn session_end(
     harness: Harness,
     payload: &HookPayload,
@@ -558,6 +636,8 @@ fn session_end(
                 transcript: t.path,
                 session_id: payload.session_id.clone(),
                 harness,
+                wing: s.wing,
+                diary_wing: s.diary_wing,
             });
         }
         None => state.clear_last_save(&payload.session_id),
@@ -574,39 +654,99 @@ pub async fn finish_detached(
     settings: &HookSettings,
 ) -> TranscriptFiling {
     let state = HookState::new(&settings.state_dir);
+    let session_id = payload::sanitize_session_id(&work.session_id);
     let raw = work.transcript.display().to_string();
     let transcript =
         match TranscriptFile::check(&raw, &settings.allowed_roots, settings.max_transcript_bytes) {
             Ok(t) => t,
             Err(e) => {
                 state.log(&format!("WARNING: {e}"));
-                state.clear_last_save(&work.session_id);
-                return TranscriptFiling::Failed(e.to_string());
+                state.clear_last_save(&session_id);
+                return TranscriptFiling::Failed {
+                    reason: e.to_string(),
+                };
             }
         };
-    let folder = transcript.working_folder();
-    let wing = project_wing(
-        folder.as_deref(),
-        &raw,
-        &settings.home.display().to_string(),
-    );
-    let deadline = Instant::now() + settings.detached_deadline;
-    let filing = file_transcript(palace, &transcript, &wing, &state, deadline, true).await;
-    let messages = transcript.read_messages();
-    if let Err(e) = checkpoint(
-        palace,
-        work.harness,
-        &work.session_id,
-        &messages.recent,
-        &diary_wing(&wing),
-    )
-    .await
-    {
-        state.log(&format!("Diary checkpoint failed: {e}"));
-    }
-    state.clear_last_save(&work.session_id);
+    let (wing, diary_wing) = (project_wing::wing_slug(&work.wing), work.diary_wing.clone());
+    let deadline = deadline_after(settings.detached_deadline);
+    let filing = match lock_transcript(&transcript, &state, deadline, true).await {
+        Ok(_lock) => {
+            let filing = file_locked(palace, &transcript, &wing, &state, deadline).await;
+            let messages = transcript.read_messages();
+            if let Err(e) = checkpoint(
+                palace,
+                work.harness,
+                &session_id,
+                &messages.recent,
+                &diary_wing,
+            )
+            .await
+            {
+                state.log(&format!("Diary checkpoint failed: {e}"));
+            }
+            filing
+        }
+        Err(filing) => filing,
+    };
+    state.clear_last_save(&session_id);
     filing
+}
+
+/// `now + wait`, or an hour from now when that cannot be told.
+pub(crate) fn deadline_after(wait: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(wait)
+        .or_else(|| now.checked_add(Duration::from_secs(3600)))
+        .unwrap_or(now)
 }
 
 /// How long a hook may take, by default.
 pub(crate) const DEFAULT_DEADLINE: Duration = Duration::from_secs(45);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_filing_outcome_serializes() {
+        for filing in [
+            TranscriptFiling::Busy,
+            TranscriptFiling::Failed { reason: "x".into() },
+            TranscriptFiling::Filed {
+                wing: "w".into(),
+                new_turns: 1,
+                drawers_filed: 1,
+                stopped_at_deadline: false,
+            },
+        ] {
+            let v = serde_json::to_value(&filing).unwrap();
+            assert!(v["filing"].is_string(), "{v}");
+        }
+    }
+
+    #[test]
+    fn deadlines_never_overflow() {
+        let far = deadline_after(Duration::MAX);
+        assert!(far > Instant::now());
+    }
+
+    #[test]
+    fn a_transcript_swapped_after_its_check_is_not_filed() {
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join("s.jsonl");
+        std::fs::write(&path, "{}\n").unwrap();
+        let t =
+            TranscriptFile::check(path.to_str().unwrap(), &[home.path().into()], 1 << 20).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.jsonl");
+        std::fs::write(
+            &secret,
+            r#"{"type":"user","message":{"role":"user","content":"secret"}}"#,
+        )
+        .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&secret, &path).unwrap();
+        assert_eq!(t.read_messages(), transcript::SessionMessages::default());
+        assert!(t.working_folder().is_none());
+    }
+}

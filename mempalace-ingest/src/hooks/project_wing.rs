@@ -90,9 +90,14 @@ pub fn project_wing(working_folder: Option<&str>, transcript_path: &str, home: &
     "sessions".to_string()
 }
 
-/// The diary wing 3.11 files a project's checkpoints under: `wing_<project wing>`.
-pub fn diary_wing(project_wing: &str) -> String {
-    format!("wing_{project_wing}")
+/// The diary wing 3.11 files a session's checkpoints under: `wing_` and the working folder's
+/// name (the home folder's too: only mining goes to the workstation wing), else the
+/// transcript path's project.
+pub fn diary_wing_for(working_folder: Option<&str>, transcript_path: &str, home: &str) -> String {
+    match working_folder.and_then(|cwd| cwd.rsplit('/').next().filter(|l| !l.is_empty())) {
+        Some(leaf) => format!("wing_{}", wing_slug(leaf)),
+        None => format!("wing_{}", project_wing(None, transcript_path, home)),
+    }
 }
 
 #[cfg(test)]
@@ -146,6 +151,14 @@ mod tests {
             "foo_bar"
         );
         assert_eq!(project_wing(None, "/tmp/x.jsonl", home), "sessions");
-        assert_eq!(diary_wing("my_proj"), "wing_my_proj");
+        assert_eq!(
+            diary_wing_for(Some("/home/me/dev/my-proj"), "/t.jsonl", home),
+            "wing_my_proj"
+        );
+        assert_eq!(
+            diary_wing_for(Some("/home/me"), "/t.jsonl", home),
+            "wing_me"
+        );
+        assert_eq!(diary_wing_for(None, "/tmp/x.jsonl", home), "wing_sessions");
     }
 }

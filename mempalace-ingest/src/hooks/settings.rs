@@ -18,6 +18,8 @@ pub const CONTEXT_CHARS: usize = 10_000;
 pub const TRANSCRIPT_ROOTS_VAR: &str = "MEMPALACE_HOOK_TRANSCRIPT_ROOTS";
 /// Seconds a stop or precompact hook may spend filing.
 pub const DEADLINE_VAR: &str = "MEMPALACE_HOOK_DEADLINE_SECS";
+/// The longest deadline `$MEMPALACE_HOOK_DEADLINE_SECS` may set.
+const MAX_DEADLINE: Duration = Duration::from_secs(3600);
 /// Largest `config.json` read.
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
@@ -57,9 +59,14 @@ impl HookSettings {
     /// The settings for a palace at `palace`, read from the environment and `config_dir`'s
     /// `config.json`.
     pub fn from_env(palace: &Path, config_dir: &Path) -> HookSettings {
-        let home = dirs::home_dir().unwrap_or_else(|| PathBuf::from("/"));
+        // Without a home folder there are no "user's folders" to allow: hooks stay off.
+        let known_home = dirs::home_dir().filter(|h| h.is_absolute() && h != Path::new("/"));
+        let home = known_home
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/nonexistent"));
         let legacy_root = home.join(".mempalace");
-        let enabled = legacy_root.is_dir() || config_dir.is_dir() || palace.is_dir();
+        let enabled = known_home.is_some()
+            && (legacy_root.is_dir() || config_dir.is_dir() || palace.is_dir());
         let hooks = read_config(config_dir)
             .and_then(|c| c.get("hooks").cloned())
             .unwrap_or(Value::Null);
@@ -81,8 +88,9 @@ impl HookSettings {
         let deadline = std::env::var(DEADLINE_VAR)
             .ok()
             .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s > 0.0)
-            .map(Duration::from_secs_f64)
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .filter(|d| !d.is_zero())
+            .map(|d| d.min(MAX_DEADLINE))
             .unwrap_or(super::DEFAULT_DEADLINE);
         let project_dir = std::env::var("MEMPAL_DIR")
             .ok()

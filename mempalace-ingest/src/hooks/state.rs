@@ -57,7 +57,13 @@ impl HookState {
     /// Records the message count of a checkpoint just written.
     pub fn set_last_save(&self, session_id: &str, count: u64) -> std::io::Result<()> {
         self.ensure_dir()?;
-        std::fs::write(self.marker_path(session_id), count.to_string())
+        // Written whole, then renamed over the marker: a reader never sees a half-written one.
+        let marker = self.marker_path(session_id);
+        let tmp = self
+            .dir
+            .join(format!(".{session_id}_last_save.{}", std::process::id()));
+        std::fs::write(&tmp, count.to_string())?;
+        std::fs::rename(&tmp, &marker)
     }
 
     /// Forgets the session's marker (the session ended).

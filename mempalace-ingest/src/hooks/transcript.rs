@@ -2,8 +2,7 @@
 //! line by line for what the checkpoint needs (how many messages the user sent, the last of
 //! them, the session's working folder). Claude Code's JSONL and Codex's rollout JSONL alike.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Component, PathBuf};
 
 use serde_json::{Map, Value};
@@ -14,6 +13,8 @@ pub const RECENT_MESSAGES: usize = 30;
 const RECENT_MESSAGE_CHARS: usize = 200;
 /// Lines read looking for the session's working folder.
 const CWD_SCAN_LINES: usize = 200;
+/// Longest transcript record read (a longer line is passed over).
+const MAX_RECORD_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Harness-injected text that lands in a transcript as a user message (3.11's list): a
 /// message opening with one of these is not what the user said.
@@ -82,6 +83,8 @@ pub struct TranscriptFile {
     pub path: PathBuf,
     /// Its size when checked.
     pub size: u64,
+    /// Most bytes read from it (the size limit it was checked against).
+    limit: u64,
 }
 
 impl TranscriptFile {
@@ -135,6 +138,9 @@ impl TranscriptFile {
                     .join(", "),
             });
         }
+        if resolved.to_str().is_none() {
+            return Err(not_regular("its real path is not UTF-8".to_string()));
+        }
         if meta.len() > max_bytes {
             return Err(TranscriptRefusal::TooLarge {
                 path: resolved.display().to_string(),
@@ -145,22 +151,42 @@ impl TranscriptFile {
         Ok(TranscriptFile {
             path: resolved,
             size: meta.len(),
+            limit: max_bytes,
         })
+    }
+
+    /// Most bytes read from it.
+    pub(crate) fn limit(&self) -> u64 {
+        self.limit
     }
 
     /// Each line that is a JSON object, in order (others are passed over); stops at a read
     /// error.
     fn records(&self, mut each: impl FnMut(&Map<String, Value>) -> bool) {
-        let Ok(file) = File::open(&self.path) else {
+        // Opened again without following links and only if still a regular file (a
+        // transcript swapped for a link, a FIFO or a device since the check is not read), and
+        // read no further than the size the check allowed.
+        let Ok(file) = mempalace_core::regular_file::open_regular(&self.path) else {
             return;
         };
-        let mut reader = BufReader::new(file);
+        let mut reader = BufReader::new(file.take(self.limit));
         let mut line = Vec::new();
         loop {
             line.clear();
-            match reader.read_until(b'\n', &mut line) {
+            match (&mut reader)
+                .take(MAX_RECORD_BYTES)
+                .read_until(b'\n', &mut line)
+            {
                 Ok(0) | Err(_) => return,
                 Ok(_) => {}
+            }
+            if line.len() as u64 >= MAX_RECORD_BYTES && !line.ends_with(b"\n") {
+                // A record this long is not one to count: skip to the next line.
+                let mut rest = Vec::new();
+                if reader.read_until(b'\n', &mut rest).is_err() {
+                    return;
+                }
+                continue;
             }
             if let Ok(Value::Object(record)) = serde_json::from_slice::<Value>(&line)
                 && !each(&record)
