@@ -65,6 +65,8 @@ impl HookInstall {
     /// Writes the new settings (through a temporary file and a rename, keeping the file's
     /// permissions); nothing when nothing changes.
     pub fn write(&self) -> Result<(), InstallError> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
         if !self.changes() {
             return Ok(());
         }
@@ -72,15 +74,40 @@ impl HookInstall {
             path: self.settings_file.clone(),
             source,
         };
-        if let Some(dir) = self.settings_file.parent() {
-            std::fs::create_dir_all(dir).map_err(fail)?;
+        // A settings file that is a link (dotfiles managed elsewhere) is written where it
+        // points, so the link stays.
+        let target = match std::fs::symlink_metadata(&self.settings_file) {
+            Ok(m) if m.file_type().is_symlink() => {
+                std::fs::canonicalize(&self.settings_file).map_err(fail)?
+            }
+            _ => self.settings_file.clone(),
+        };
+        let dir = target.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(fail)?;
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // A temporary file of our own (created new, private: settings may hold keys), then
+        // renamed over the settings in one step.
+        let tmp = dir.join(format!(".{name}.mempalace-{}", std::process::id()));
+        let written = (|| {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            f.write_all(self.after.as_bytes())?;
+            f.sync_all()?;
+            if let Ok(meta) = std::fs::metadata(&target) {
+                std::fs::set_permissions(&tmp, meta.permissions())?;
+            }
+            std::fs::rename(&tmp, &target)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
         }
-        let tmp = self.settings_file.with_extension("json.mempalace-tmp");
-        std::fs::write(&tmp, &self.after).map_err(fail)?;
-        if let Ok(meta) = std::fs::metadata(&self.settings_file) {
-            std::fs::set_permissions(&tmp, meta.permissions()).map_err(fail)?;
-        }
-        std::fs::rename(&tmp, &self.settings_file).map_err(fail)
+        written.map_err(fail)
     }
 
     /// The change as a line diff (`-` removed, `+` added, two lines of context).
@@ -335,6 +362,32 @@ mod tests {
                 .unwrap()
                 .starts_with("/opt/mp/")
         );
+    }
+
+    #[test]
+    fn a_linked_settings_file_stays_a_link() {
+        let home = tempfile::tempdir().unwrap();
+        let dotfiles = home.path().join("dotfiles");
+        std::fs::create_dir_all(&dotfiles).unwrap();
+        std::fs::write(dotfiles.join("settings.json"), r#"{"model":"opus"}"#).unwrap();
+        let file = settings_file(Harness::ClaudeCode, home.path());
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(dotfiles.join("settings.json"), &file).unwrap();
+        plan_install(Harness::ClaudeCode, home.path(), "mempalace")
+            .unwrap()
+            .write()
+            .unwrap();
+        assert!(
+            std::fs::symlink_metadata(&file)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(dotfiles.join("settings.json")).unwrap())
+                .unwrap();
+        assert_eq!(v["model"], "opus");
+        assert!(v["hooks"]["Stop"].is_array());
     }
 
     #[test]
