@@ -679,10 +679,26 @@ async fn run(cli: Cli) -> Result<()> {
         let program = std::env::current_exe()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| "mempalace".to_string());
-        print!(
-            "{}",
-            render::mcp_client_setup(&program, cli.stack.palace.as_deref())
-        );
+        // The server as it was asked for here: the same palace (absolute), store and mode.
+        let mut server_args = vec!["mcp".to_string()];
+        if let Some(p) = &cli.stack.palace {
+            let p = std::path::absolute(p).unwrap_or_else(|_| p.clone());
+            server_args.extend(["--palace".to_string(), p.display().to_string()]);
+        }
+        if let Some(b) = cli.stack.backend {
+            let name = match b {
+                BackendArg::Lancedb => "lancedb",
+                BackendArg::Qdrant => "qdrant",
+            };
+            server_args.extend(["--backend".to_string(), name.to_string()]);
+        }
+        if let Some(c) = &cli.stack.collection {
+            server_args.extend(["--collection".to_string(), c.clone()]);
+        }
+        if args.read_only {
+            server_args.push("--read-only".to_string());
+        }
+        print!("{}", render::mcp_client_setup(&program, &server_args));
         return Ok(());
     }
     let palace_path = mempalace::core::locations::palace_path(cli.stack.palace.as_deref());

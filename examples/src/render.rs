@@ -286,16 +286,16 @@ fn shell_word(word: &str) -> String {
     }
 }
 
-/// What `mempalace mcp` prints at a terminal: the lines that register this server with the
-/// AI clients (3.11's quick setup, for our one binary), and how to install the hooks.
-pub fn mcp_client_setup(program: &str, palace: Option<&std::path::Path>) -> String {
-    let mut server = format!("{} mcp", shell_word(program));
-    if let Some(p) = palace {
-        server.push_str(&format!(
-            " --palace {}",
-            shell_word(&p.display().to_string())
-        ));
-    }
+/// What `mempalace mcp` prints at a terminal: the lines that register this server, started
+/// as `program` with `server_args` (`mcp` and the flags it was given), with the AI clients
+/// (3.11's quick setup, for our one binary), and how to install the hooks.
+pub fn mcp_client_setup(program: &str, server_args: &[String]) -> String {
+    let server = std::iter::once(program)
+        .chain(server_args.iter().map(String::as_str))
+        .map(shell_word)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let names_palace = server_args.iter().any(|a| a == "--palace");
     let mut out = String::new();
     let _ = writeln!(out, "MemPalace MCP quick setup:");
     let _ = writeln!(out, "  claude mcp add mempalace -- {server}");
@@ -305,11 +305,7 @@ pub fn mcp_client_setup(program: &str, palace: Option<&std::path::Path>) -> Stri
         out,
         "Other clients (Cursor, Claude Desktop, …): an \"mcpServers\" entry:"
     );
-    let mut args = vec!["mcp".to_string()];
-    if let Some(p) = palace {
-        args.extend(["--palace".to_string(), p.display().to_string()]);
-    }
-    let entry = serde_json::json!({"mempalace": {"command": program, "args": args}});
+    let entry = serde_json::json!({"mempalace": {"command": program, "args": server_args}});
     let _ = writeln!(out, "  {entry}");
     let _ = writeln!(out);
     let _ = writeln!(
@@ -317,7 +313,7 @@ pub fn mcp_client_setup(program: &str, palace: Option<&std::path::Path>) -> Stri
         "Run the server directly (an MCP client on stdin/stdout):"
     );
     let _ = writeln!(out, "  {server} < requests.jsonl");
-    if palace.is_none() {
+    if !names_palace {
         let _ = writeln!(out);
         let _ = writeln!(out, "Optional custom palace:");
         let _ = writeln!(

@@ -39,7 +39,7 @@ fn mcp_at_a_terminal_prints_the_client_setup_and_exits() {
         .env("HOME", dir.path())
         .arg("--palace")
         .arg(&palace)
-        .arg("mcp")
+        .args(["--backend", "lancedb", "mcp", "--read-only"])
         .stdin(Stdio::from(terminal))
         .output()
         .unwrap();
@@ -54,7 +54,7 @@ fn mcp_at_a_terminal_prints_the_client_setup_and_exits() {
     let bin = bin.display();
     assert!(
         text.contains(&format!(
-            "claude mcp add mempalace -- {bin} mcp --palace '{}'",
+            "claude mcp add mempalace -- {bin} mcp --palace '{}' --backend lancedb --read-only",
             palace.display()
         )),
         "{text}"
