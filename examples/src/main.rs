@@ -686,11 +686,7 @@ async fn run(cli: Cli) -> Result<()> {
             server_args.extend(["--palace".to_string(), p.display().to_string()]);
         }
         if let Some(b) = cli.stack.backend {
-            let name = match b {
-                BackendArg::Lancedb => "lancedb",
-                BackendArg::Qdrant => "qdrant",
-            };
-            server_args.extend(["--backend".to_string(), name.to_string()]);
+            server_args.extend(["--backend".to_string(), b.flag_value().to_string()]);
         }
         if let Some(c) = &cli.stack.collection {
             server_args.extend(["--collection".to_string(), c.clone()]);
@@ -1033,11 +1029,7 @@ fn forwarded_stack(stack: &StackArgs) -> mempalace_cli::hook_command::Forwarded 
         flag("collection", std::ffi::OsStr::new(c));
     }
     if let Some(b) = stack.backend {
-        let name = match b {
-            BackendArg::Lancedb => "lancedb",
-            BackendArg::Qdrant => "qdrant",
-        };
-        flag("backend", std::ffi::OsStr::new(name));
+        flag("backend", std::ffi::OsStr::new(b.flag_value()));
     }
     let mut env = Vec::new();
     let mut var = |name: &str, value: &Option<String>| {
@@ -1298,6 +1290,16 @@ enum BackendArg {
     Lancedb,
     /// A Qdrant server.
     Qdrant,
+}
+
+impl BackendArg {
+    /// The value `--backend` takes for it (as clap spells it).
+    fn flag_value(self) -> &'static str {
+        match self {
+            BackendArg::Lancedb => "lancedb",
+            BackendArg::Qdrant => "qdrant",
+        }
+    }
 }
 
 impl From<BackendArg> for BackendKind {

@@ -273,23 +273,11 @@ pub fn migration(report: &mempalace::ingest::migrate::MigrateReport) -> String {
     out
 }
 
-/// A word quoted for a POSIX shell when it needs quoting.
-fn shell_word(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
 /// What `mempalace mcp` prints at a terminal: the lines that register this server, started
 /// as `program` with `server_args` (`mcp` and the flags it was given), with the AI clients
 /// (3.11's quick setup, for our one binary), and how to install the hooks.
 pub fn mcp_client_setup(program: &str, server_args: &[String]) -> String {
+    use mempalace::ingest::hooks::install::shell_word;
     let server = std::iter::once(program)
         .chain(server_args.iter().map(String::as_str))
         .map(shell_word)
@@ -324,16 +312,13 @@ pub fn mcp_client_setup(program: &str, server_args: &[String]) -> String {
     }
     let _ = writeln!(out);
     let _ = writeln!(out, "File every session automatically (harness hooks):");
-    let _ = writeln!(
-        out,
-        "  {} hook install --harness claude-code",
-        shell_word(program)
-    );
-    let _ = writeln!(
-        out,
-        "  {} hook install --harness codex",
-        shell_word(program)
-    );
+    for harness in ["claude-code", "codex"] {
+        let _ = writeln!(
+            out,
+            "  {} hook install --harness {harness}",
+            shell_word(program)
+        );
+    }
     out
 }
 

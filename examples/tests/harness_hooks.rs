@@ -8,13 +8,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-fn model_dir() -> std::ffi::OsString {
-    std::env::var_os("MEMPALACE_MODEL_DIR").unwrap_or_else(|| {
-        dirs::home_dir()
-            .expect("a home folder")
-            .join(".cache/mempalace/models/all-MiniLM-L6-v2")
-            .into_os_string()
-    })
+/// The model the tests' processes load (from the real home: theirs is a temporary one).
+fn model_dir() -> std::path::PathBuf {
+    mempalace_embed_candle::model_dir::resolve(None)
 }
 
 /// A user's machine: a home with `~/.mempalace` (MemPalace is set up) and the palace in it.
@@ -84,6 +80,15 @@ impl Machine {
             String::from_utf8_lossy(&out.stderr)
         );
         serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// A Claude Code session transcript where Claude Code keeps it, begun with the fixture.
+    fn claude_transcript(&self) -> PathBuf {
+        let dir = self.home.join(".claude/projects/-home-me-dev-my-proj");
+        std::fs::create_dir_all(&dir).unwrap();
+        let transcript = dir.join(format!("{SESSION}.jsonl"));
+        std::fs::write(&transcript, fixture("claude_min.jsonl")).unwrap();
+        transcript
     }
 
     /// Drawers per wing (empty when there is no palace).
@@ -216,10 +221,7 @@ fn assert_each_exchange_once(m: &Machine, wing: &str, marker: &str, exchanges: u
 #[test]
 fn a_claude_code_session_is_filed_turn_by_turn_exactly_once_and_the_next_session_starts_with_it() {
     let m = Machine::new();
-    let dir = m.home.join(".claude/projects/-home-me-dev-my-proj");
-    std::fs::create_dir_all(&dir).unwrap();
-    let transcript = dir.join(format!("{SESSION}.jsonl"));
-    std::fs::write(&transcript, fixture("claude_min.jsonl")).unwrap();
+    let transcript = m.claude_transcript();
 
     // A first session start: nothing in the palace yet, nothing to add.
     assert_eq!(
@@ -366,14 +368,10 @@ fn a_codex_session_is_filed_turn_by_turn_exactly_once() {
 #[test]
 fn session_end_files_the_rest_in_a_detached_process() {
     let m = Machine::new();
-    let dir = m.home.join(".claude/projects/-home-me-dev-my-proj");
-    std::fs::create_dir_all(&dir).unwrap();
-    let transcript = dir.join(format!("{SESSION}.jsonl"));
-    std::fs::write(&transcript, fixture("claude_min.jsonl")).unwrap();
+    let transcript = m.claude_transcript();
     for n in 1..=3 {
         append(&transcript, &claude_exchange(n));
     }
-    let started = std::time::Instant::now();
     assert_eq!(
         m.hook(
             "session-end",
@@ -395,7 +393,6 @@ fn session_end_files_the_rest_in_a_detached_process() {
         );
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
-    let _ = started;
     assert_each_exchange_once(&m, "my_proj", "zebra", 3);
 }
 
@@ -489,10 +486,7 @@ fn hostile_payloads_get_a_harmless_answer_and_touch_nothing() {
 #[test]
 fn two_stop_hooks_at_once_file_the_turns_once() {
     let m = Machine::new();
-    let dir = m.home.join(".claude/projects/-home-me-dev-my-proj");
-    std::fs::create_dir_all(&dir).unwrap();
-    let transcript = dir.join(format!("{SESSION}.jsonl"));
-    std::fs::write(&transcript, fixture("claude_min.jsonl")).unwrap();
+    let transcript = m.claude_transcript();
     for n in 1..=6 {
         append(&transcript, &claude_exchange(n));
     }

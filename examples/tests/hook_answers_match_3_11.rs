@@ -8,13 +8,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-fn model_dir() -> std::ffi::OsString {
-    std::env::var_os("MEMPALACE_MODEL_DIR").unwrap_or_else(|| {
-        dirs::home_dir()
-            .expect("a home folder")
-            .join(".cache/mempalace/models/all-MiniLM-L6-v2")
-            .into_os_string()
-    })
+/// The model the tests' processes load (from the real home: theirs is a temporary one).
+fn model_dir() -> std::path::PathBuf {
+    mempalace_embed_candle::model_dir::resolve(None)
 }
 
 #[test]

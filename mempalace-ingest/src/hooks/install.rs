@@ -134,19 +134,26 @@ pub fn settings_file(harness: Harness, home: &Path) -> PathBuf {
 
 /// The command a hook entry runs: `program hook run --hook H --harness X`.
 pub fn hook_command(program: &str, hook: Hook, harness: Harness) -> String {
-    let quoted = if program
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
-    {
-        program.to_string()
-    } else {
-        format!("'{}'", program.replace('\'', r"'\''"))
-    };
     format!(
-        "{quoted} hook run --hook {} --harness {}",
+        "{} hook run --hook {} --harness {}",
+        shell_word(program),
         hook.name(),
         harness.name()
     )
+}
+
+/// A word as a POSIX shell reads it back: as it is when it holds only characters a shell
+/// leaves alone, else in single quotes.
+pub fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 /// Whether a settings entry's command is one of ours for `hook` (any program path).

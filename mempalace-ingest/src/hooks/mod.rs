@@ -244,19 +244,48 @@ pub async fn run_hook(
     payload: &HookPayload,
     settings: &HookSettings,
 ) -> HookRun {
-    let state = HookState::new(&settings.state_dir);
-    if !settings.enabled {
+    let Some(state) = opened(payload, settings) else {
         return HookRun::answer(HookAnswer::Nothing);
-    }
-    if let Some(problem) = &payload.problem {
-        state.log(&format!("WARNING: {problem}"));
-    }
+    };
     match hook {
         Hook::SessionStart => session_start(palace, payload, settings, &state).await,
         Hook::Stop => stop(palace, harness, payload, settings, &state).await,
         Hook::Precompact => precompact(palace, payload, settings, &state).await,
         Hook::SessionEnd => session_end(harness, payload, settings, &state),
     }
+}
+
+/// The state of hooks that act (`None` when the kill switch is off), with a payload problem
+/// logged.
+fn opened(payload: &HookPayload, settings: &HookSettings) -> Option<HookState> {
+    if !settings.enabled {
+        return None;
+    }
+    let state = HookState::new(&settings.state_dir);
+    if let Some(problem) = &payload.problem {
+        state.log(&format!("WARNING: {problem}"));
+    }
+    Some(state)
+}
+
+/// Runs `mine` until `deadline`, then raises its cancellation (what was filed by then is
+/// whole); says whether the deadline came.
+async fn mine_until(
+    palace: &Arc<Palace>,
+    request: &MineRequest,
+    deadline: Instant,
+) -> (crate::Result<MineOutcome>, bool) {
+    let cancel = Cancellation::new();
+    let timer = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(deadline.into()).await;
+            cancel.cancel();
+        })
+    };
+    let outcome = mine(Arc::clone(palace), request, &NoProgress, &cancel).await;
+    timer.abort();
+    (outcome, cancel.is_cancelled())
 }
 
 async fn session_start(
@@ -371,18 +400,9 @@ async fn file_locked(
             reason: format!("{} changed since it was checked", transcript.path.display()),
         };
     }
-    let cancel = Cancellation::new();
-    let timer = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep_until(deadline.into()).await;
-            cancel.cancel();
-        })
-    };
     let mut request = MineRequest::conversations(&transcript.path).wing(wing);
     request.max_file_bytes = Some(transcript.limit());
-    let outcome = mine(Arc::clone(palace), &request, &NoProgress, &cancel).await;
-    timer.abort();
+    let (outcome, deadline_came) = mine_until(palace, &request, deadline).await;
     let filing = match outcome {
         Ok(MineOutcome::Conversations(report)) => TranscriptFiling::Filed {
             wing: report.wing,
@@ -393,7 +413,7 @@ async fn file_locked(
         Ok(_) => TranscriptFiling::Failed {
             reason: "not filed as a conversation".to_string(),
         },
-        Err(e) if cancel.is_cancelled() => {
+        Err(e) if deadline_came => {
             state.log(&format!("filing stopped at the deadline: {e}"));
             TranscriptFiling::Filed {
                 wing: wing.to_string(),
@@ -579,25 +599,9 @@ async fn precompact(
 
 /// Mines `$MEMPAL_DIR` (3.11's precompact does too) until `deadline`.
 async fn mine_project_dir(palace: &Arc<Palace>, dir: &Path, deadline: Instant, state: &HookState) {
-    let cancel = Cancellation::new();
-    let timer = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep_until(deadline.into()).await;
-            cancel.cancel();
-        })
-    };
-    if let Err(e) = mine(
-        Arc::clone(palace),
-        &MineRequest::project(dir),
-        &NoProgress,
-        &cancel,
-    )
-    .await
-    {
+    if let (Err(e), _) = mine_until(palace, &MineRequest::project(dir), deadline).await {
         state.log(&format!("mine hook failed: {e}"));
     }
-    timer.abort();
 }
 
 /// What session-end does in the harness's short budget: nothing that needs the palace. It
@@ -607,14 +611,10 @@ pub fn plan_session_end(
     payload: &HookPayload,
     settings: &HookSettings,
 ) -> HookRun {
-    let state = HookState::new(&settings.state_dir);
-    if !settings.enabled {
-        return HookRun::answer(HookAnswer::Nothing);
+    match opened(payload, settings) {
+        Some(state) => session_end(harness, payload, settings, &state),
+        None => HookRun::answer(HookAnswer::Nothing),
     }
-    if let Some(problem) = &payload.problem {
-        state.log(&format!("WARNING: {problem}"));
-    }
-    session_end(harness, payload, settings, &state)
 }
 
 fn session_end(
