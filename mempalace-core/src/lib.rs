@@ -14,6 +14,7 @@
 
 pub mod aaak;
 pub mod agent_hooks;
+pub mod agent_instructions;
 pub mod cancellation;
 pub mod chunking;
 pub mod closets;
