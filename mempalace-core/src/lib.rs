@@ -20,6 +20,7 @@ pub mod chunking;
 pub mod closets;
 pub mod conversations;
 pub mod coordination;
+pub mod coordination_watch;
 pub mod creation_record;
 pub mod drawer;
 pub mod drawer_chunks;
