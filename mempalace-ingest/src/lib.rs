@@ -23,6 +23,7 @@ pub mod mine;
 pub mod progress;
 pub mod project;
 pub mod project_mine;
+pub mod split;
 pub mod walk;
 
 pub use error::{IngestError, Result};

@@ -26,6 +26,7 @@ pub mod payload;
 pub mod project_wing;
 pub mod settings;
 pub mod state;
+pub mod sweep;
 pub mod transcript;
 
 use std::path::{Path, PathBuf};
