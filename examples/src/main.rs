@@ -22,6 +22,8 @@ use mempalace::ingest::project::{ProjectConfig, init_project};
 use mempalace::ingest::project_mine::Chunking;
 use mempalace::ingest::{MineMode, MineOutcome, MineRequest};
 use mempalace::{BackendKind, PalaceBuilder, mcp};
+use mempalace_cli::coordination_commands::{self, ArtifactCommand, LogstreamCommand, TaskCommand};
+use mempalace_cli::palace_links_commands::{self, TunnelsCommand};
 use mempalace_cli::progress_bars::TerminalProgress;
 use mempalace_cli::render;
 
@@ -245,6 +247,85 @@ enum Command {
     /// session the project's memory.
     #[command(subcommand)]
     Hook(HookCommand),
+    /// File what the hooks and the miner missed in agent transcripts (a .jsonl file, or every
+    /// one under a folder): each into its project's wing, only the turns not filed before
+    /// (MemPalace 3.11's `sweep`; ours files exchanges, as `mine --mode convos` does).
+    Sweep {
+        /// A transcript, or a folder searched for *.jsonl.
+        target: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Split terminal transcripts holding several Claude Code sessions (DIR's *.txt) into one
+    /// file per session; each original is kept as *.mega_backup.
+    Split {
+        /// The folder holding the transcripts.
+        dir: PathBuf,
+        /// Where the session files go [default: beside each original].
+        #[arg(long)]
+        output_dir: Option<PathBuf>,
+        /// Show what would be written; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Only files with at least this many sessions.
+        #[arg(long, default_value_t = 2)]
+        min_sessions: usize,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Agent coordination events: delegate work, wait for replies, watch for mail (MemPalace
+    /// 3.11's logstream; its `sync` with peer replicas is not offered: hosts share one palace).
+    #[command(subcommand)]
+    Logstream(LogstreamCommand),
+    /// Create agent tasks over the logstream.
+    #[command(subcommand)]
+    Task(TaskCommand),
+    /// Exact artifact exchange for agent handoffs.
+    #[command(subcommand)]
+    Artifact(ArtifactCommand),
+    /// Print the skill instructions an agent follows for a task (MemPalace 3.11's texts).
+    Instructions {
+        /// Which instructions.
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(
+            mempalace::core::agent_instructions::instruction_names()
+        ))]
+        name: String,
+    },
+    /// Print the shared-brain rules block for the agent identity HOST:HARNESS:PROJECT, to
+    /// paste into an agent's system prompt (re-rendering replaces it between its markers).
+    Rules {
+        /// This machine, e.g. mac.
+        #[arg(long)]
+        host: String,
+        /// The agent harness, e.g. claude.
+        #[arg(long)]
+        harness: String,
+        /// The project, e.g. mempalace.
+        #[arg(long)]
+        project: String,
+        /// Tool names of the full MCP server (3.11's three-tool light server is not offered).
+        #[arg(long, value_enum, default_value = "full")]
+        mcp: RulesMcpArg,
+    },
+    /// Hallways: entity co-occurrence links within a wing, strongest first (3.11's
+    /// `--rebuild` and `--prune-spellings` are not offered).
+    Hallways {
+        /// Only this wing.
+        #[arg(long)]
+        wing: Option<String>,
+        /// Most hallways shown (1 to 500).
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Print the page as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Tunnels: explicit links between rooms of different wings (the MCP tools' operations;
+    /// 3.11's `propose` and `prune` are not offered).
+    #[command(subcommand)]
+    Tunnels(TunnelsCommand),
     /// Bring a MemPalace 3.11 (Python, ChromaDB) palace into this one (--palace): drawers
     /// keep their ids and metadata and are embedded again; the knowledge graph is copied.
     /// Re-running finishes an interrupted migration without duplicates.
@@ -261,6 +342,15 @@ enum Command {
         #[arg(long)]
         strict: bool,
     },
+}
+
+/// `--mcp` of `rules`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum RulesMcpArg {
+    /// The full server's tool names (mempalace_search, …).
+    Full,
+    /// 3.11's light server's names: refused, that server is not offered.
+    Light,
 }
 
 /// `mempalace hook …`.
@@ -697,6 +787,58 @@ async fn run(cli: Cli) -> Result<()> {
         print!("{}", render::mcp_client_setup(&program, &server_args));
         return Ok(());
     }
+    // Texts that need no palace.
+    match &cli.command {
+        Command::Split {
+            dir,
+            output_dir,
+            dry_run,
+            min_sessions,
+            json,
+        } => {
+            let mut request = mempalace::ingest::split::SplitRequest::new(dir);
+            request.output_dir = output_dir.clone();
+            request.dry_run = *dry_run;
+            request.min_sessions = *min_sessions;
+            request.known_names = mempalace::ingest::split::KnownNames::load(
+                &mempalace::core::locations::expand_home("~/.mempalace/known_names.json"),
+            );
+            let report = mempalace::ingest::split::split_mega_files(&request)?;
+            if *json {
+                print_json(&report)?;
+            } else {
+                print!("{}", render::split(&report));
+            }
+            return Ok(());
+        }
+        Command::Instructions { name } => {
+            let text = mempalace::core::agent_instructions::instructions(name)
+                .with_context(|| format!("unknown instructions: {name}"))?;
+            println!("{text}");
+            return Ok(());
+        }
+        Command::Rules {
+            host,
+            harness,
+            project,
+            mcp,
+        } => {
+            if *mcp == RulesMcpArg::Light {
+                anyhow::bail!(
+                    "--mcp light names the tools of MemPalace 3.11's three-tool light server, which this MemPalace does not serve; use --mcp full"
+                );
+            }
+            match mempalace::core::agent_instructions::shared_brain_rules(host, harness, project) {
+                Ok(text) => println!("{text}"),
+                Err(e) => {
+                    eprintln!("{}", mempalace::core::coordination::error_message(&e));
+                    std::process::exit(1);
+                }
+            }
+            return Ok(());
+        }
+        _ => {}
+    }
     let palace_path = mempalace::core::locations::palace_path(cli.stack.palace.as_deref());
     let forwarded = forwarded_stack(&cli.stack);
     // session-end's budget is short (Claude Code allows about 1.5 s): it plans the filing for
@@ -944,6 +1086,44 @@ async fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Kg(cmd) => kg(&palace, cmd).await?,
+        Command::Sweep { target, json } => {
+            let settings =
+                HookSettings::from_env(&palace_path, &mempalace::core::locations::config_dir());
+            match mempalace::ingest::hooks::sweep::sweep(&palace, &target, &settings).await {
+                Err(e) => {
+                    eprintln!("ERROR: {}", render::terminal_safe(&e.to_string()));
+                    std::process::exit(1);
+                }
+                Ok(report) => {
+                    if json {
+                        print_json(&report)?;
+                    } else {
+                        print!("{}", render::sweep(&report));
+                    }
+                    if report.failed > 0 {
+                        eprintln!(
+                            "WARNING: {} file(s) failed to sweep (see above); sweep again to retry",
+                            report.failed
+                        );
+                        std::process::exit(2);
+                    }
+                }
+            }
+        }
+        Command::Logstream(cmd) => {
+            exit_unless_done(coordination_commands::logstream(&palace, cmd).await)
+        }
+        Command::Task(cmd) => exit_unless_done(coordination_commands::task(&palace, cmd).await),
+        Command::Artifact(cmd) => {
+            exit_unless_done(coordination_commands::artifact(&palace, cmd).await)
+        }
+        Command::Hallways { wing, limit, json } => {
+            palace_links_commands::hallways(&palace, wing.as_deref(), limit, json).await?
+        }
+        Command::Tunnels(cmd) => palace_links_commands::tunnels(&palace, cmd).await?,
+        Command::Split { .. } | Command::Instructions { .. } | Command::Rules { .. } => {
+            // Answered above, before the palace was opened.
+        }
         Command::Hook(cmd) => hook(&palace, &palace_path, cmd, &forwarded).await?,
         Command::Migrate {
             from,
@@ -1244,6 +1424,13 @@ async fn kg(palace: &Palace, cmd: KgCommand) -> Result<()> {
 }
 
 /// A cancellation Ctrl-C raises: long work stops after the step in flight.
+/// Ends the process with `code` unless it is 0 (coordination commands answer 2 for a timeout).
+fn exit_unless_done(code: mempalace_cli::coordination_commands::ExitCode) {
+    if code != 0 {
+        std::process::exit(code);
+    }
+}
+
 fn ctrl_c_cancels() -> Cancellation {
     let cancel = Cancellation::new();
     let raise = cancel.clone();

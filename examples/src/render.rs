@@ -381,6 +381,122 @@ pub fn sync(r: &mempalace::core::palace::SyncReport, palace: &std::path::Path) -
     out
 }
 
+/// `sweep`'s report: a line per transcript, then the total for a folder.
+pub fn sweep(r: &mempalace::ingest::hooks::sweep::SweepReport) -> String {
+    let mut out = String::new();
+    for t in &r.transcripts {
+        let path = terminal_safe(&t.path.display().to_string()).into_owned();
+        match &t.problem {
+            Some(problem) if t.new_turns == 0 => {
+                let _ = writeln!(out, "  Skipped {path}: {}", terminal_safe(problem));
+            }
+            problem => {
+                let _ = writeln!(
+                    out,
+                    "  Swept {path} -> {}: +{} new turns ({} drawers){}",
+                    terminal_safe(t.wing.as_deref().unwrap_or_default()),
+                    t.new_turns,
+                    t.drawers_filed,
+                    problem
+                        .as_deref()
+                        .map_or(String::new(), |p| format!("; {}", terminal_safe(p)))
+                );
+            }
+        }
+    }
+    if r.target.is_dir() {
+        let _ = writeln!(
+            out,
+            "  Swept {}/{} files from {}: +{} new turns.",
+            r.transcripts.len() - r.failed,
+            r.transcripts.len(),
+            terminal_safe(&r.target.display().to_string()),
+            r.new_turns
+        );
+    }
+    out
+}
+
+/// `split`'s report, laid out as MemPalace 3.11's.
+pub fn split(r: &mempalace::ingest::split::SplitReport) -> String {
+    let mut out = String::new();
+    let shown = |p: &std::path::Path| terminal_safe(&p.display().to_string()).into_owned();
+    let file_name = |p: &std::path::Path| {
+        terminal_safe(&p.file_name().unwrap_or_default().to_string_lossy()).into_owned()
+    };
+    for (path, why) in &r.skipped {
+        let _ = writeln!(out, "  SKIP: {} ({why})", file_name(path));
+    }
+    if r.mega_files.is_empty() {
+        let _ = writeln!(
+            out,
+            "No mega-files found in {} (min {} sessions).",
+            shown(&r.source),
+            r.min_sessions
+        );
+        return out;
+    }
+    let rule = "=".repeat(60);
+    let thin = "-".repeat(60);
+    let mode = if r.dry_run { "DRY RUN" } else { "SPLITTING" };
+    let _ = writeln!(out, "\n{rule}\n  Mega-file splitter -- {mode}\n{rule}");
+    let _ = writeln!(out, "  Source:      {}", shown(&r.source));
+    let _ = writeln!(
+        out,
+        "  Output:      {}",
+        r.output_dir
+            .as_deref()
+            .map_or("same dir as source".to_string(), shown)
+    );
+    let _ = writeln!(out, "  Mega-files:  {}\n{thin}\n", r.mega_files.len());
+    for m in &r.mega_files {
+        let _ = writeln!(
+            out,
+            "  {}  ({} sessions, {}KB)",
+            file_name(&m.path),
+            m.sessions,
+            m.size_bytes / 1024
+        );
+        for (i, part) in m.parts.iter().enumerate() {
+            let name = terminal_safe(&part.name);
+            let _ = match (&part.skipped, r.dry_run) {
+                (_, true) => writeln!(
+                    out,
+                    "  [{}/{}] {name}  ({} lines)",
+                    i + 1,
+                    m.parts.len(),
+                    part.lines
+                ),
+                (Some(why), false) => writeln!(out, "  SKIP: {name} ({})", terminal_safe(why)),
+                (None, false) => writeln!(out, "  + {name}  ({} lines)", part.lines),
+            };
+        }
+        match &m.backup {
+            Some(backup) => {
+                let _ = writeln!(out, "  -> Original renamed to {}\n", file_name(backup));
+            }
+            None => out.push('\n'),
+        }
+    }
+    let _ = writeln!(out, "{thin}");
+    let _ = if r.dry_run {
+        writeln!(
+            out,
+            "  DRY RUN -- would create {} files from {} mega-files\n",
+            r.files_created,
+            r.mega_files.len()
+        )
+    } else {
+        writeln!(
+            out,
+            "  Done -- created {} files from {} mega-files\n",
+            r.files_created,
+            r.mega_files.len()
+        )
+    };
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -582,3 +582,48 @@ fn install_adds_our_hooks_once_and_keeps_the_users() {
     assert!(codex.contains("codex_hooks"), "{codex}");
     assert!(m.home.join(".codex/hooks.json").is_file());
 }
+
+#[test]
+fn sweep_files_what_no_hook_filed_exactly_once_beside_the_hooks() {
+    let m = Machine::new();
+    let transcript = m.claude_transcript();
+    for n in 1..=3 {
+        append(&transcript, &claude_exchange(n));
+    }
+    let projects = m.home.join(".claude/projects");
+    let sweep = |target: &Path| {
+        let out = m
+            .command()
+            .arg("sweep")
+            .arg(target)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let first = sweep(&projects);
+    assert_eq!(first["transcripts"].as_array().unwrap().len(), 1, "{first}");
+    assert_eq!(first["transcripts"][0]["wing"], "my_proj", "{first}");
+    assert!(first["new_turns"].as_u64().unwrap() >= 3, "{first}");
+    assert_each_exchange_once(&m, "my_proj", "zebra", 3);
+    // Swept again (the file itself this time): nothing new.
+    assert_eq!(sweep(&transcript)["new_turns"], 0);
+    // A stop hook after the sweep files only the new exchange.
+    append(&transcript, &claude_exchange(4));
+    m.hook("stop", "claude-code", &payload("Stop", &transcript));
+    assert_each_exchange_once(&m, "my_proj", "zebra", 4);
+    assert_eq!(sweep(&projects)["new_turns"], 0);
+    // Not a file or folder: exit 1, 3.11's message.
+    let out = m
+        .command()
+        .args(["sweep", "/nonexistent/transcripts"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ERROR: Not a file or directory"));
+}

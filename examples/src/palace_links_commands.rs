@@ -1,0 +1,176 @@
+//! `mempalace hallways` and `mempalace tunnels`: the palace's links from the shell, thin calls
+//! to the `Palace` methods the MCP tools use.
+
+use anyhow::Result;
+use clap::Subcommand;
+use mempalace::core::Palace;
+use mempalace::core::palace_links::{HallwayPage, NewTunnel, Tunnel, TunnelConnection};
+
+use crate::render::terminal_safe;
+
+/// `mempalace tunnels …`: explicit links between rooms of different wings.
+#[derive(Subcommand, Debug)]
+pub enum TunnelsCommand {
+    /// List explicit tunnels, all or those with WING at either end.
+    List {
+        /// Only tunnels touching this wing.
+        #[arg(long)]
+        wing: Option<String>,
+        /// Print them as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Link two existing rooms (running it again relabels the same tunnel).
+    Create {
+        /// Wing of the source.
+        source_wing: String,
+        /// Room of the source.
+        source_room: String,
+        /// Wing of the target.
+        target_wing: String,
+        /// Room of the target.
+        target_room: String,
+        /// What connects them.
+        #[arg(long, default_value = "")]
+        label: String,
+        /// Print the tunnel as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a tunnel by id.
+    Delete {
+        /// The tunnel's id.
+        tunnel_id: String,
+    },
+    /// Where the tunnels of a room lead.
+    Follow {
+        /// The room's wing.
+        wing: String,
+        /// The room.
+        room: String,
+        /// Print the connections as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `hallways [--wing W] [--limit N] [--json]`: 3.11's listing, strongest first.
+pub async fn hallways(palace: &Palace, wing: Option<&str>, limit: usize, json: bool) -> Result<()> {
+    let limit = i64::try_from(limit.clamp(1, 500)).unwrap_or(500);
+    let page = palace.list_hallways(wing, Some(limit), None).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&page)?);
+    } else {
+        print!("{}", render_hallways(&page));
+    }
+    Ok(())
+}
+
+/// Runs `tunnels …`.
+pub async fn tunnels(palace: &Palace, command: TunnelsCommand) -> Result<()> {
+    match command {
+        TunnelsCommand::List { wing, json } => {
+            let tunnels = palace.list_tunnels(wing.as_deref()).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&tunnels)?);
+            } else if tunnels.is_empty() {
+                println!("No tunnels.");
+            } else {
+                println!("  {} tunnel(s):", tunnels.len());
+                for t in &tunnels {
+                    println!("{}", tunnel_line(t));
+                }
+            }
+        }
+        TunnelsCommand::Create {
+            source_wing,
+            source_room,
+            target_wing,
+            target_room,
+            label,
+            json,
+        } => {
+            let tunnel = palace
+                .create_tunnel(
+                    NewTunnel::new(source_wing, source_room, target_wing, target_room)
+                        .with_label(label),
+                )
+                .await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&tunnel)?);
+            } else {
+                println!("Tunnel {}", terminal_safe(&tunnel.id));
+                println!("{}", tunnel_line(&tunnel));
+            }
+        }
+        TunnelsCommand::Delete { tunnel_id } => {
+            let deleted = palace.delete_tunnel(&tunnel_id).await?;
+            if deleted.existed {
+                println!("Deleted {}", terminal_safe(&deleted.deleted));
+            } else {
+                println!("No tunnel {}", terminal_safe(&deleted.deleted));
+            }
+        }
+        TunnelsCommand::Follow { wing, room, json } => {
+            let connections = palace.follow_tunnels(&wing, &room).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&connections)?);
+            } else if connections.is_empty() {
+                println!(
+                    "No tunnels lead from {}/{}.",
+                    terminal_safe(&wing),
+                    terminal_safe(&room)
+                );
+            } else {
+                for c in &connections {
+                    println!("{}", connection_line(c));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// 3.11's hallway listing: the count, then each label (else `a <-> b`), indented.
+pub fn render_hallways(page: &HallwayPage) -> String {
+    if page.total == 0 {
+        return "No hallways yet -- they are built from drawer entities when you mine.\n".into();
+    }
+    let mut out = format!("  {} hallway(s):\n", page.total);
+    for h in &page.hallways {
+        let label = if h.label.is_empty() {
+            format!("{} <-> {}", h.entity_a, h.entity_b)
+        } else {
+            h.label.clone()
+        };
+        out.push_str(&format!("    {}\n", terminal_safe(&label)));
+    }
+    out
+}
+
+fn tunnel_line(t: &Tunnel) -> String {
+    let label = if t.label.is_empty() {
+        String::new()
+    } else {
+        format!("  ({})", t.label)
+    };
+    terminal_safe(&format!(
+        "    {}/{} <-> {}/{}{label}  [{}]",
+        t.source.wing, t.source.room, t.target.wing, t.target.room, t.id
+    ))
+    .into_owned()
+}
+
+fn connection_line(c: &TunnelConnection) -> String {
+    let mut line = format!(
+        "  {} {}/{}",
+        c.direction, c.connected_wing, c.connected_room
+    );
+    if !c.label.is_empty() {
+        line.push_str(&format!("  ({})", c.label));
+    }
+    if let Some(preview) = &c.drawer_preview {
+        line.push_str(&format!(" :: {preview}"));
+    }
+    terminal_safe(&line).into_owned()
+}
