@@ -87,10 +87,13 @@ pub struct SessionPart {
     /// Its file name.
     pub name: String,
     /// Its path.
+    #[serde(serialize_with = "mempalace_core::reports::path_as_text")]
     pub path: PathBuf,
+    /// Its session's number in the file (1-based, counting sessions too short to keep).
+    pub number: usize,
     /// Its lines.
     pub lines: usize,
-    /// Why it was not written (a non-regular file or a link in the way, a write error).
+    /// Why it was not written (a link, FIFO or folder in the way, a write error).
     pub skipped: Option<String>,
 }
 
@@ -98,6 +101,7 @@ pub struct SessionPart {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MegaFile {
     /// The file.
+    #[serde(serialize_with = "mempalace_core::reports::path_as_text")]
     pub path: PathBuf,
     /// Sessions found.
     pub sessions: usize,
@@ -106,15 +110,28 @@ pub struct MegaFile {
     /// The parts written (or, in a dry run, that would be).
     pub parts: Vec<SessionPart>,
     /// Where the original went (`*.mega_backup`), once parts were written.
+    #[serde(serialize_with = "mempalace_core::reports::optional_path_as_text")]
     pub backup: Option<PathBuf>,
+}
+
+/// A `*.txt` entry `split` left alone.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkippedFile {
+    /// The entry.
+    #[serde(serialize_with = "mempalace_core::reports::path_as_text")]
+    pub path: PathBuf,
+    /// Why (not a regular file, too large, unreadable).
+    pub reason: String,
 }
 
 /// What `split` did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SplitReport {
     /// The folder looked at.
+    #[serde(serialize_with = "mempalace_core::reports::path_as_text")]
     pub source: PathBuf,
     /// Where parts went (none: beside their file).
+    #[serde(serialize_with = "mempalace_core::reports::optional_path_as_text")]
     pub output_dir: Option<PathBuf>,
     /// Whether nothing was written.
     pub dry_run: bool,
@@ -123,7 +140,7 @@ pub struct SplitReport {
     /// Files with enough sessions.
     pub mega_files: Vec<MegaFile>,
     /// `*.txt` entries left alone, with why (not a regular file, too large).
-    pub skipped: Vec<(PathBuf, String)>,
+    pub skipped: Vec<SkippedFile>,
     /// Parts written (or that would be).
     pub files_created: usize,
 }
@@ -151,22 +168,13 @@ pub enum SplitError {
     },
 }
 
-/// Splits the mega-files of `request.dir` (see the module docs).
+/// Splits the mega-files of `request.dir` (see the module docs). A folder that does not exist
+/// holds no mega-files (as in 3.11).
 pub fn split_mega_files(request: &SplitRequest) -> Result<SplitReport, SplitError> {
     let source = request
         .dir
         .canonicalize()
         .unwrap_or_else(|_| request.dir.clone());
-    let entries = std::fs::read_dir(&source).map_err(|e| SplitError::ReadDir {
-        path: source.clone(),
-        source: e,
-    })?;
-    let mut candidates: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    candidates.sort();
     let mut report = SplitReport {
         source: source.clone(),
         output_dir: request.output_dir.clone(),
@@ -176,34 +184,40 @@ pub fn split_mega_files(request: &SplitRequest) -> Result<SplitReport, SplitErro
         skipped: Vec::new(),
         files_created: 0,
     };
-    let mut found = Vec::new();
-    for path in candidates {
-        // The type decides before any open: reading a FIFO named x.txt would block.
-        let meta = match std::fs::symlink_metadata(&path) {
-            Ok(m) if m.file_type().is_file() => m,
-            _ => {
-                report
-                    .skipped
-                    .push((path, "not a regular file".to_string()));
-                continue;
-            }
-        };
-        if meta.len() > MAX_FILE_BYTES {
-            report.skipped.push((
-                path,
-                format!("exceeds {} MB limit", MAX_FILE_BYTES / (1024 * 1024)),
-            ));
-            continue;
+    let entries = match std::fs::read_dir(&source) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(report),
+        Err(e) => {
+            return Err(SplitError::ReadDir {
+                path: source,
+                source: e,
+            });
         }
-        let Ok(bytes) = std::fs::read(&path) else {
-            report.skipped.push((path, "unreadable".to_string()));
-            continue;
-        };
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let lines: Vec<&str> = text.split_inclusive('\n').collect();
-        let boundaries = session_starts(&lines);
-        if boundaries.len() >= request.min_sessions.max(1) {
-            found.push((path, meta.len(), text.clone(), boundaries.len()));
+    };
+    // 3.11's `glob("*.txt")`: hidden files are not matched.
+    let mut candidates: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    candidates.sort();
+    // Only (path, size, sessions) is kept: each file is read again when its turn comes, so
+    // memory holds one file at a time.
+    let mut found = Vec::new();
+    for path in &candidates {
+        match read_transcript(path) {
+            Ok(text) => {
+                let sessions = session_starts(&python_lines(&text)).len();
+                if sessions >= request.min_sessions {
+                    let size = std::fs::symlink_metadata(path).map_or(0, |m| m.len());
+                    found.push((path.clone(), size, sessions));
+                }
+            }
+            Err(reason) => report.skipped.push(SkippedFile {
+                path: path.clone(),
+                reason,
+            }),
         }
     }
     if found.is_empty() {
@@ -217,37 +231,89 @@ pub fn split_mega_files(request: &SplitRequest) -> Result<SplitReport, SplitErro
             source: e,
         })?;
     }
-    for (path, size, text, sessions) in found {
-        let lines: Vec<&str> = text.split_inclusive('\n').collect();
-        let out_dir = request
-            .output_dir
-            .clone()
-            .unwrap_or_else(|| path.parent().map(Path::to_path_buf).unwrap_or_default());
-        let parts = cut(
-            &path,
-            &lines,
-            &out_dir,
-            &request.known_names,
-            request.dry_run,
-        );
-        let written = parts.iter().filter(|p| p.skipped.is_none()).count();
-        report.files_created += written;
+    // Names taken in this run, and the files it read: no part replaces either.
+    let mut taken: std::collections::HashSet<PathBuf> = candidates.into_iter().collect();
+    for (path, size, sessions) in found {
         let mut mega = MegaFile {
             path: path.clone(),
             sessions,
             size_bytes: size,
-            parts,
+            parts: Vec::new(),
             backup: None,
         };
-        if !request.dry_run && written > 0 {
-            let backup = path.with_extension("mega_backup");
-            if std::fs::rename(&path, &backup).is_ok() {
-                mega.backup = Some(backup);
+        let text = match read_transcript(&path) {
+            Ok(text) => text,
+            Err(reason) => {
+                report.skipped.push(SkippedFile { path, reason });
+                continue;
             }
+        };
+        let out_dir = request
+            .output_dir
+            .clone()
+            .unwrap_or_else(|| path.parent().map(Path::to_path_buf).unwrap_or_default());
+        mega.parts = cut(
+            &path,
+            &python_lines(&text),
+            &out_dir,
+            &request.known_names,
+            request.dry_run,
+            &mut taken,
+        );
+        let written = mega.parts.iter().filter(|p| p.skipped.is_none()).count();
+        report.files_created += written;
+        if !request.dry_run && written > 0 {
+            mega.backup = keep_as_backup(&path);
         }
         report.mega_files.push(mega);
     }
     Ok(report)
+}
+
+/// A transcript's text as 3.11 reads it (`\r\n` and `\r` as `\n`), read without following a
+/// link, blocking on a FIFO or reading past [`MAX_FILE_BYTES`]; else why it was skipped.
+fn read_transcript(path: &Path) -> Result<String, String> {
+    use mempalace_core::regular_file::{RegularFileError, read_regular};
+    match read_regular(path, MAX_FILE_BYTES) {
+        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes)
+            .replace("\r\n", "\n")
+            .replace('\r', "\n")),
+        Err(RegularFileError::TooLarge { .. }) => Err(format!(
+            "exceeds {} MB limit",
+            MAX_FILE_BYTES / (1024 * 1024)
+        )),
+        Err(RegularFileError::Symlink { .. } | RegularFileError::NotRegular { .. }) => {
+            Err("not a regular file".to_string())
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Python's `str.splitlines(keepends=True)` on text whose line ends are already `\n`.
+fn python_lines(text: &str) -> Vec<&str> {
+    const BREAKS: [char; 9] = [
+        '\n', '\x0b', '\x0c', '\x1c', '\x1d', '\x1e', '\u{85}', '\u{2028}', '\u{2029}',
+    ];
+    text.split_inclusive(&BREAKS[..]).collect()
+}
+
+/// Renames a split file to `*.mega_backup` (`*.mega_backup.N` when that exists: an earlier
+/// backup is never replaced).
+fn keep_as_backup(path: &Path) -> Option<PathBuf> {
+    let first = path.with_extension("mega_backup");
+    let candidates = std::iter::once(first.clone())
+        .chain((1..1000).map(|n| first.with_extension(format!("mega_backup.{n}"))));
+    for backup in candidates {
+        // A hard link fails when the name is taken, so nothing is replaced.
+        match std::fs::hard_link(path, &backup) {
+            Ok(()) => {
+                return std::fs::remove_file(path).ok().map(|()| backup);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// Line indexes where a new session (not a context restore) begins.
@@ -261,19 +327,25 @@ fn session_starts(lines: &[&str]) -> Vec<usize> {
         .collect()
 }
 
-/// The parts of one mega-file, written unless `dry_run`.
+/// The parts of one mega-file (none with fewer than 2 sessions, as in 3.11), written unless
+/// `dry_run`. A name already `taken` in this run, or held by a different file, gets `_2`,
+/// `_3`, …: a part never replaces a transcript, another part or someone's file.
 fn cut(
     path: &Path,
     lines: &[&str],
     out_dir: &Path,
     known: &KnownNames,
     dry_run: bool,
+    taken: &mut std::collections::HashSet<PathBuf>,
 ) -> Vec<SessionPart> {
     static NOT_WORD_OR_DASH: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"[^\w-]").expect("valid"));
     static NOT_NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[^\w.\-]").expect("valid"));
     static UNDERSCORES: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"_+").expect("valid"));
     let mut bounds = session_starts(lines);
+    if bounds.len() < 2 {
+        return Vec::new();
+    }
     bounds.push(lines.len());
     let stem = path
         .file_stem()
@@ -300,15 +372,14 @@ fn cut(
         let name = format!("{stem}__{when}_{people}_{}.txt", subject(chunk));
         let name = NOT_NAME.replace_all(&name, "_");
         let name = UNDERSCORES.replace_all(&name, "_").into_owned();
-        let out = out_dir.join(&name);
-        let skipped = if dry_run {
-            None
-        } else {
-            write_part(&out, &chunk.concat()).err()
-        };
+        let text = chunk.concat();
+        let (out, skipped) = place_part(out_dir, &name, &text, dry_run, taken);
         parts.push(SessionPart {
-            name,
+            name: out
+                .file_name()
+                .map_or(name, |n| n.to_string_lossy().into_owned()),
             path: out,
+            number: i + 1,
             lines: chunk.len(),
             skipped,
         });
@@ -316,17 +387,52 @@ fn cut(
     parts
 }
 
-/// Writes a part (replacing a regular file of that name, as 3.11 does), never through a link
-/// or into anything but a regular file.
-fn write_part(path: &Path, text: &str) -> Result<(), String> {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_file() => {
-            std::fs::remove_file(path).map_err(|e| e.to_string())?
+/// Where a part goes (its name, else the first free `name_N.txt`) and, unless `dry_run`,
+/// writes it there; a file already holding exactly this text counts as written.
+fn place_part(
+    out_dir: &Path,
+    name: &str,
+    text: &str,
+    dry_run: bool,
+    taken: &mut std::collections::HashSet<PathBuf>,
+) -> (PathBuf, Option<String>) {
+    let stem = name.strip_suffix(".txt").unwrap_or(name);
+    for n in 1..1000 {
+        let candidate = if n == 1 {
+            out_dir.join(name)
+        } else {
+            out_dir.join(format!("{stem}_{n}.txt"))
+        };
+        if taken.contains(&candidate) {
+            continue;
         }
-        Ok(_) => return Err("not a regular file".to_string()),
-        Err(_) => {}
+        let existing = match std::fs::symlink_metadata(&candidate) {
+            Err(_) => None,
+            Ok(meta) if meta.file_type().is_file() => Some(
+                mempalace_core::regular_file::read_regular(&candidate, text.len() as u64)
+                    .is_ok_and(|b| b == text.as_bytes()),
+            ),
+            // 3.11 skips a part whose name holds a link, FIFO or folder.
+            Ok(_) => {
+                taken.insert(candidate.clone());
+                return (candidate, Some("not a regular file".to_string()));
+            }
+        };
+        match existing {
+            Some(false) => continue,
+            Some(true) => {}
+            None if dry_run => {}
+            None => {
+                if let Err(e) = mempalace_core::regular_file::create_new_regular(&candidate, text) {
+                    taken.insert(candidate.clone());
+                    return (candidate, Some(e.to_string()));
+                }
+            }
+        }
+        taken.insert(candidate.clone());
+        return (candidate, None);
     }
-    mempalace_core::regular_file::create_new_regular(path, text).map_err(|e| e.to_string())
+    (out_dir.join(name), Some("no free name".to_string()))
 }
 
 /// `YYYY-MM-DD_HMMAM` from the first `⏺ H:MM AM Weekday, Month D, YYYY` of the first 50 lines.
@@ -475,8 +581,74 @@ mod tests {
         request.dry_run = false;
         request.output_dir = None;
         let report = split_mega_files(&request).unwrap();
-        assert_eq!(report.files_created, 1);
-        assert!(report.mega_files[0].parts[0].skipped.is_some());
+        // The link is left alone (listed as skipped) and the part takes the next free name.
+        assert_eq!(report.files_created, 2);
+        assert_eq!(report.skipped.len(), 1);
+        let first = &report.mega_files[0].parts[0];
+        assert!(first.skipped.is_none());
+        assert!(first.name.ends_with("_2.txt"), "{}", first.name);
         assert!(!target.exists());
+        assert!(dir.path().join(name).is_symlink());
+    }
+
+    #[test]
+    fn no_session_is_lost_to_a_name_clash_a_second_split_or_a_single_session_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two sessions that would get the same name (same minute, subject and people).
+        let twin = session("Same subject", false);
+        std::fs::write(dir.path().join("big.txt"), twin.repeat(2)).unwrap();
+        std::fs::write(dir.path().join("one.txt"), session("alone", false)).unwrap();
+        let mut request = SplitRequest::new(dir.path());
+        request.min_sessions = 1;
+        let report = split_mega_files(&request).unwrap();
+        let names: Vec<&str> = report
+            .mega_files
+            .iter()
+            .flat_map(|m| m.parts.iter().map(|p| p.name.as_str()))
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert_ne!(names[0], names[1]);
+        for name in &names {
+            let part = std::fs::read_to_string(dir.path().join(name)).unwrap();
+            assert_eq!(part.matches("> Same subject").count(), 1, "{name}: {part}");
+        }
+        assert!(
+            dir.path().join("one.txt").is_file(),
+            "one session: never split"
+        );
+        // A new dump under the same name: the first backup is kept.
+        std::fs::write(
+            dir.path().join("big.txt"),
+            session("Other", false).repeat(2),
+        )
+        .unwrap();
+        request.min_sessions = 2;
+        split_mega_files(&request).unwrap();
+        assert!(dir.path().join("big.mega_backup").is_file());
+        assert!(dir.path().join("big.mega_backup.1").is_file());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("big.mega_backup")).unwrap(),
+            twin.repeat(2)
+        );
+    }
+
+    #[test]
+    fn carriage_returns_break_lines_as_in_3_11() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = session("Fix the bug", false).replace('\n', "\r\n")
+            + &session("Plan it", false).replace('\n', "\r");
+        std::fs::write(dir.path().join("crlf.txt"), text).unwrap();
+        let report = split_mega_files(&SplitRequest::new(dir.path())).unwrap();
+        let parts = &report.mega_files[0].parts;
+        assert_eq!(parts.len(), 2);
+        assert!(
+            parts[0].name.ends_with("_Fix-the-bug.txt"),
+            "{}",
+            parts[0].name
+        );
+        assert!(parts[1].name.ends_with("_Plan-it.txt"), "{}", parts[1].name);
+        let written = std::fs::read_to_string(&parts[1].path).unwrap();
+        assert!(!written.contains('\r'));
+        assert_eq!(parts[1].lines, written.lines().count());
     }
 }
