@@ -627,3 +627,60 @@ fn sweep_files_what_no_hook_filed_exactly_once_beside_the_hooks() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("ERROR: Not a file or directory"));
 }
+
+#[test]
+fn a_sweep_continues_in_the_wing_a_hook_chose_so_nothing_is_filed_twice() {
+    let m = Machine::new();
+    // Records without `cwd`: the hook takes the project from its payload (my.proj), while the
+    // path alone says my-proj.
+    let without_cwd = |text: String| {
+        text.lines()
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(l).unwrap();
+                v.as_object_mut().unwrap().remove("cwd");
+                v.to_string() + "\n"
+            })
+            .collect::<String>()
+    };
+    let dir = m.home.join(".claude/projects/-home-me-dev-my-proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let transcript = dir.join(format!("{SESSION}.jsonl"));
+    std::fs::write(
+        &transcript,
+        without_cwd(claude_exchange(1) + &claude_exchange(2)),
+    )
+    .unwrap();
+    let stop = json!({
+        "session_id": SESSION, "transcript_path": transcript, "cwd": "/home/me/dev/my.proj",
+        "hook_event_name": "Stop", "stop_hook_active": false,
+    });
+    m.hook("stop", "claude-code", stop.to_string().as_bytes());
+    let wings_after_hook = m.wing_counts();
+    let hook_wing = wings_after_hook
+        .keys()
+        .find(|w| !w.starts_with("wing_"))
+        .cloned()
+        .unwrap_or_else(|| panic!("{wings_after_hook:?}"));
+    append(&transcript, &without_cwd(claude_exchange(3)));
+    let out = m
+        .command()
+        .arg("sweep")
+        .arg(&transcript)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["transcripts"][0]["wing"],
+        hook_wing.as_str(),
+        "{report}"
+    );
+    assert_each_exchange_once(&m, &hook_wing, "zebra", 3);
+    let project_wings: Vec<String> = m
+        .wing_counts()
+        .keys()
+        .filter(|w| !w.starts_with("wing_"))
+        .cloned()
+        .collect();
+    assert_eq!(project_wings, [hook_wing], "one wing holds the session");
+}

@@ -515,3 +515,23 @@ pub fn preview(text: &str, max_chars: usize) -> String {
         None => text.to_string(),
     }
 }
+
+/// Serialises a path as text, bytes that are not UTF-8 shown as U+FFFD: serde's own `Path`
+/// serialisation fails on them, which would lose a report after its work was done.
+pub fn path_as_text<S: serde::Serializer>(
+    path: &std::path::Path,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    serializer.serialize_str(&path.to_string_lossy())
+}
+
+/// [`path_as_text`] for an optional path (`null` when absent).
+pub fn optional_path_as_text<S: serde::Serializer>(
+    path: &Option<std::path::PathBuf>,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match path {
+        Some(p) => serializer.serialize_some(&p.to_string_lossy()),
+        None => serializer.serialize_none(),
+    }
+}

@@ -49,6 +49,35 @@ impl ConversationsFiled {
 }
 
 impl Palace {
+    /// The wing a conversation file's turns were filed into before (the first mined drawer
+    /// from `source_file`, in id order), so that whoever files its next turns (a hook, a
+    /// sweep) continues there instead of starting the file over in another wing.
+    pub async fn conversation_wing(&self, source_file: &str) -> Result<Option<String>> {
+        validate_source_file(source_file)?;
+        if !self.is_initialised().await? {
+            return Ok(None);
+        }
+        let filter = DrawerFilter::all().with_source_file(source_file);
+        let mut wing = None;
+        let mut offset = 0;
+        // Pages in id order; most files hold mined drawers only, so the first page answers.
+        loop {
+            let page = self
+                .store
+                .list(&filter, crate::Page { offset, limit: 100 })
+                .await?;
+            if let Some(d) = page.iter().find(|d| d.metadata.added_by == AddedBy::Mine) {
+                wing = Some(d.metadata.wing.clone());
+                break;
+            }
+            if page.len() < 100 {
+                break;
+            }
+            offset += page.len();
+        }
+        Ok(wing)
+    }
+
     /// How far each conversation of `filing.source_file` in `filing.wing` is filed (read from
     /// the stored drawers; nothing is written).
     pub async fn conversation_progress(

@@ -401,6 +401,14 @@ async fn file_locked(
             reason: format!("{} changed since it was checked", transcript.path.display()),
         };
     }
+    // A transcript keeps the wing it was first filed into (a hook and a sweep may name it
+    // differently): its filed turns are known per wing, so a second wing would file them again.
+    let source = transcript.path.display().to_string();
+    let wing = match palace.conversation_wing(&source).await {
+        Ok(Some(earlier)) => earlier,
+        _ => wing.to_string(),
+    };
+    let wing = wing.as_str();
     let mut request = MineRequest::conversations(&transcript.path).wing(wing);
     request.max_file_bytes = Some(transcript.limit());
     let (outcome, deadline_came) = mine_until(palace, &request, deadline).await;

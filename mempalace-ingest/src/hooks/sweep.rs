@@ -20,6 +20,7 @@ const PER_TRANSCRIPT: Duration = Duration::from_secs(3600);
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweptTranscript {
     /// The transcript.
+    #[serde(serialize_with = "mempalace_core::reports::path_as_text")]
     pub path: PathBuf,
     /// The wing its turns went to (none when it was refused before filing).
     pub wing: Option<String>,
@@ -35,6 +36,7 @@ pub struct SweptTranscript {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepReport {
     /// The file or folder swept.
+    #[serde(serialize_with = "mempalace_core::reports::path_as_text")]
     pub target: PathBuf,
     /// Each transcript found, in path order.
     pub transcripts: Vec<SweptTranscript>,
@@ -126,11 +128,13 @@ async fn sweep_one(
     let deadline = Instant::now() + PER_TRANSCRIPT;
     match file_transcript(palace, &transcript, &wing, state, deadline, true).await {
         TranscriptFiling::Filed {
+            wing,
             new_turns,
             drawers_filed,
             stopped_at_deadline,
-            ..
         } => {
+            // The wing the transcript was first filed into, when a hook filed it before.
+            swept.wing = Some(wing);
             swept.new_turns = new_turns;
             swept.drawers_filed = drawers_filed;
             if stopped_at_deadline {
