@@ -607,12 +607,13 @@ async fn watch(palace: &Palace, w: WatchArgs) -> Result<ExitCode, Refusal> {
         eprintln!(
             "Watching {} from {}; Ctrl-C to stop.",
             terminal_safe(&watching),
-            cursor.as_deref().unwrap_or("now")
+            terminal_safe(cursor.as_deref().unwrap_or("now"))
         );
     }
     if let Some(tip) = skipped_from {
         eprintln!(
-            "Starting at the tip ({tip}); earlier events are not replayed. Use --from-start to replay them, or sweep with `mempalace logstream list`."
+            "Starting at the tip ({}); earlier events are not replayed. Use --from-start to replay them, or sweep with `mempalace logstream list`.",
+            terminal_safe(&tip)
         );
     }
     if let (WatchState::Corrupt, Some(file)) = (&state, &state_file) {
@@ -766,6 +767,7 @@ async fn run_artifact(palace: &Palace, command: ArtifactCommand) -> Result<ExitC
             json,
         } => {
             let artifact = palace.artifact_get(&artifact_id).await?.artifact;
+            let out = out.map(|p| expand_home(&p.to_string_lossy()));
             if let Some(path) = &out {
                 std::fs::write(path, artifact.content.as_bytes())
                     .map_err(|e| Refusal(format!("cannot write {}: {e}", path.display())))?;
@@ -774,7 +776,8 @@ async fn run_artifact(palace: &Palace, command: ArtifactCommand) -> Result<ExitC
                 let mut value = serde_json::to_value(&artifact)
                     .map_err(|e| Refusal(format!("cannot serialise the artifact: {e}")))?;
                 if let (Some(path), Value::Object(map)) = (&out, &mut value) {
-                    map.remove("content");
+                    // `content_written_to` takes the place at the end, as in 3.11.
+                    map.shift_remove("content");
                     map.insert(
                         "content_written_to".into(),
                         Value::String(path.display().to_string()),
@@ -827,6 +830,9 @@ fn read_utf8(source: impl Read, max_bytes: usize, what: &str) -> Result<String, 
         .take(max_bytes as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| Refusal(format!("cannot read {what}: {e}")))?;
+    if bytes.len() > max_bytes {
+        return refuse(format!("{what} is longer than {max_bytes} bytes"));
+    }
     String::from_utf8(bytes).map_err(|_| Refusal(format!("{what} is not UTF-8 text")))
 }
 

@@ -166,6 +166,8 @@ fn follow_prints_one_json_line_per_wake() {
     let sh = Shell::new();
     let me = "mac:claude:x";
     sh.send("pc:codex:x", "someone-else", "not for me");
+    // From the start (the first event is not for it), so no race with the sends below; an
+    // idle limit so that a failure ends instead of hanging.
     let mut child = sh
         .command(&[
             "logstream",
@@ -176,21 +178,33 @@ fn follow_prints_one_json_line_per_wake() {
             "--json",
             "--state-file",
             "",
+            "--from-start",
             "--poll-timeout-ms",
             "200",
+            "--idle-exit-ms",
+            "20000",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    // The watcher starts at the tip; give it a moment to be watching, then send twice.
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
     let first = sh.send("pc:codex:x", me, "one");
     let second = sh.send("pc:codex:x", "*", "two");
     let mut seen = Vec::new();
     while seen.len() < 2 {
-        let line = lines.next().unwrap().unwrap();
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("a wake within 30 s");
+        // Each wake is one complete JSON document on one line.
         let wake: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(wake["timed_out"], false);
         for e in wake["events"].as_array().unwrap() {

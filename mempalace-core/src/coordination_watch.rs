@@ -51,7 +51,7 @@ impl WatchSpec {
     }
 
     /// The spec with every value checked by the rules `event_list` applies (3.11's messages)
-    /// and trimmed; blank values are dropped rather than matching nothing forever.
+    /// and trimmed; empty values are dropped (an empty filter matches anything).
     pub fn validated(self) -> Result<Self> {
         fn routing(values: BTreeSet<String>, field: &'static str) -> Result<BTreeSet<String>> {
             let mut out = BTreeSet::new();
@@ -62,13 +62,15 @@ impl WatchSpec {
             }
             Ok(out)
         }
+        // Only an empty value means "any" (3.11's rule); white space is refused like any
+        // other bad value, never silently dropped.
         let mut types = BTreeSet::new();
-        for t in self.types.into_iter().filter(|t| !t.trim().is_empty()) {
+        for t in self.types.into_iter().filter(|t| !t.is_empty()) {
             types.insert(sanitize_event_type(&t)?);
         }
         let mut statuses = BTreeSet::new();
         for s in self.statuses {
-            statuses.extend(sanitize_status(Some(s.trim()))?);
+            statuses.extend(sanitize_status(Some(&s))?);
         }
         Ok(WatchSpec {
             streams: routing(self.streams, "stream")?,
@@ -309,11 +311,21 @@ mod tests {
             };
             assert!(spec.validated().is_err());
         }
-        let spec = WatchSpec {
-            statuses: ["nope".to_string()].into(),
+        for statuses in [["nope".to_string()], [" ".to_string()]] {
+            let spec = WatchSpec {
+                statuses: statuses.into(),
+                ..WatchSpec::default()
+            };
+            assert!(spec.validated().is_err());
+        }
+        let blank_type = WatchSpec {
+            types: [" ".to_string()].into(),
             ..WatchSpec::default()
         };
-        assert!(spec.validated().is_err());
+        assert!(
+            blank_type.validated().is_err(),
+            "a blank type is refused, not dropped"
+        );
     }
 
     #[test]
