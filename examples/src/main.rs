@@ -326,6 +326,14 @@ enum Command {
     /// 3.11's `propose` and `prune` are not offered).
     #[command(subcommand)]
     Tunnels(TunnelsCommand),
+    /// Counts and index health, read-only: the store's rows, each index and the rows it does
+    /// not cover yet, the knowledge graph's size, and what needs a look (MemPalace 3.11's
+    /// `repair-status`).
+    RepairStatus {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Bring a MemPalace 3.11 (Python, ChromaDB) palace into this one (--palace): drawers
     /// keep their ids and metadata and are embedded again; the knowledge graph is copied.
     /// Re-running finishes an interrupted migration without duplicates.
@@ -750,6 +758,8 @@ impl ReadCommand {
             | Command::WakeUp { json, .. }
             | Command::Compress { json, .. }
             | Command::Sync { json, .. }
+            | Command::RepairStatus { json }
+            | Command::Hallways { json, .. }
             | Command::Kg(KgCommand::Query { json, .. })
             | Command::Kg(KgCommand::Timeline { json, .. }) => *json,
             Command::Kg(KgCommand::Stats) => true,
@@ -1121,6 +1131,14 @@ async fn run(cli: Cli) -> Result<()> {
             palace_links_commands::hallways(&palace, wing.as_deref(), limit, json).await?
         }
         Command::Tunnels(cmd) => palace_links_commands::tunnels(&palace, cmd).await?,
+        Command::RepairStatus { json } => {
+            let report = palace.repair_status().await?;
+            if json {
+                print_json(&report)?;
+            } else {
+                print!("{}", render::repair_status(&report));
+            }
+        }
         Command::Split { .. } | Command::Instructions { .. } | Command::Rules { .. } => {
             // Answered above, before the palace was opened.
         }

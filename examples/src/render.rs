@@ -424,8 +424,13 @@ pub fn split(r: &mempalace::ingest::split::SplitReport) -> String {
     let file_name = |p: &std::path::Path| {
         terminal_safe(&p.file_name().unwrap_or_default().to_string_lossy()).into_owned()
     };
-    for (path, why) in &r.skipped {
-        let _ = writeln!(out, "  SKIP: {} ({why})", file_name(path));
+    for skipped in &r.skipped {
+        let _ = writeln!(
+            out,
+            "  SKIP: {} ({})",
+            file_name(&skipped.path),
+            skipped.reason
+        );
     }
     if r.mega_files.is_empty() {
         let _ = writeln!(
@@ -457,15 +462,13 @@ pub fn split(r: &mempalace::ingest::split::SplitReport) -> String {
             m.sessions,
             m.size_bytes / 1024
         );
-        for (i, part) in m.parts.iter().enumerate() {
+        for part in &m.parts {
             let name = terminal_safe(&part.name);
             let _ = match (&part.skipped, r.dry_run) {
                 (_, true) => writeln!(
                     out,
                     "  [{}/{}] {name}  ({} lines)",
-                    i + 1,
-                    m.parts.len(),
-                    part.lines
+                    part.number, m.sessions, part.lines
                 ),
                 (Some(why), false) => writeln!(out, "  SKIP: {name} ({})", terminal_safe(why)),
                 (None, false) => writeln!(out, "  + {name}  ({} lines)", part.lines),
@@ -494,6 +497,57 @@ pub fn split(r: &mempalace::ingest::split::SplitReport) -> String {
             r.mega_files.len()
         )
     };
+    out
+}
+
+/// `repair-status`'s report, laid out as MemPalace 3.11's.
+pub fn repair_status(r: &mempalace::core::store_health::RepairStatus) -> String {
+    use mempalace::core::store_health::HealthVerdict;
+    let rule = "=".repeat(55);
+    let mut out = format!(
+        "\n{rule}\n  MemPalace Repair -- Status\n{rule}\n\n  Palace: {}\n",
+        terminal_safe(&r.palace_path.display().to_string())
+    );
+    let s = &r.store;
+    let _ = writeln!(out, "\n  [drawers]");
+    let _ = writeln!(out, "    backend:        {}", s.backend);
+    let _ = writeln!(out, "    rows:           {}", s.rows);
+    if let Some(f) = s.fragments {
+        let _ = writeln!(out, "    fragments:      {f}");
+    }
+    for i in &s.indexes {
+        let _ = writeln!(
+            out,
+            "    index:          {} ({}): {} row(s) not covered yet, {} part(s)",
+            terminal_safe(&i.name),
+            i.kind,
+            i.unindexed_rows,
+            i.parts
+        );
+    }
+    let verdict = match r.status {
+        HealthVerdict::Ok => "OK",
+        HealthVerdict::Empty => "EMPTY",
+        HealthVerdict::Attention => "ATTENTION",
+    };
+    let _ = writeln!(out, "    status:         {verdict}");
+    let _ = writeln!(out, "  [knowledge graph]");
+    match &r.knowledge_graph {
+        Some(kg) => {
+            let _ = writeln!(
+                out,
+                "    entities:       {}\n    facts:          {} ({} current)",
+                kg.entities, kg.triples, kg.current_facts
+            );
+        }
+        None => {
+            let _ = writeln!(out, "    (unreadable)");
+        }
+    }
+    for finding in &r.findings {
+        let _ = writeln!(out, "    note:           {}", terminal_safe(finding));
+    }
+    out.push('\n');
     out
 }
 

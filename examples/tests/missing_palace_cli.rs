@@ -32,8 +32,9 @@ fn run(palace: &Path, home: &Path, args: &[&str]) -> Output {
 }
 
 /// The read commands that print text.
-const READS: [&[&str]; 6] = [
+const READS: [&[&str]; 7] = [
     &["status"],
+    &["repair-status"],
     &["search", "why did we switch providers"],
     &["wake-up"],
     &["compress"],
@@ -69,6 +70,7 @@ fn every_read_of_a_missing_palace_says_so_the_same_way_and_exits_0() {
     for args in [
         &["kg", "stats"][..],
         &["status", "--json"],
+        &["repair-status", "--json"],
         &["search", "anything", "--json"],
         &["compress", "--json"],
         &["kg", "query", "Alice", "--json"],

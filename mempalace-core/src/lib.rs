@@ -43,6 +43,7 @@ pub mod retrieval;
 pub mod room_routing;
 pub mod secret_file;
 pub mod similarity;
+pub mod store_health;
 pub mod temporal;
 pub mod term_rules;
 pub mod validation;

@@ -43,6 +43,7 @@ mod cross_host_dedup;
 mod drawer_batches;
 mod drawer_update;
 mod graph_ops;
+mod health_ops;
 mod mining_support;
 mod reconnect;
 mod source_cleanup;

@@ -253,6 +253,16 @@ pub trait VectorStore: Send + Sync {
     async fn settle(&self) -> Result<()> {
         Ok(())
     }
+
+    /// Rows, indexes and what they do not cover yet, read without changing anything
+    /// (`repair-status`). The default counts rows and names no index.
+    async fn health(&self) -> Result<crate::store_health::StoreHealth> {
+        Ok(crate::store_health::StoreHealth {
+            backend: self.backend_name().to_string(),
+            rows: self.count(&DrawerFilter::default()).await?,
+            ..Default::default()
+        })
+    }
 }
 
 #[cfg(test)]

@@ -148,6 +148,21 @@ pub(crate) struct IndexState {
     pub(crate) parts: u32,
     /// Whether it indexes the vector column.
     pub(crate) vector: bool,
+    /// Whether it is the full-text index of the text column.
+    pub(crate) full_text: bool,
+}
+
+impl IndexState {
+    /// What it indexes, as `repair-status` names it.
+    pub(crate) fn kind(&self) -> &'static str {
+        if self.vector {
+            "vector"
+        } else if self.full_text {
+            "full_text"
+        } else {
+            "scalar"
+        }
+    }
 }
 
 /// The state of each of the table's indexes.
@@ -165,6 +180,7 @@ pub(crate) async fn index_states(table: &Table) -> Result<Vec<IndexState>> {
         {
             states.push(IndexState {
                 vector: index.columns.iter().any(|c| c == VECTOR_COLUMN),
+                full_text: index.columns.iter().any(|c| c == TEXT_COLUMN),
                 name: index.name,
                 unindexed_rows: stats.num_unindexed_rows,
                 parts: stats.num_indices.unwrap_or(1).max(1),

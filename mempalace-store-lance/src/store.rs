@@ -16,6 +16,7 @@ use lancedb::index::scalar::FullTextSearchQuery;
 use lancedb::query::{ColumnOrdering, ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, DistanceType, Table};
 use mempalace_core::lexical::query_terms;
+use mempalace_core::store_health::{IndexHealth, StoreHealth};
 use mempalace_core::validation::validate_vector_pairs;
 use mempalace_core::{
     Drawer, DrawerFilter, LexicalHit, Neighbour, NeighbourId, Page, PalaceError, Result, RoomCount,
@@ -690,6 +691,36 @@ impl VectorStore for LanceStore {
             .count_rows(filter_predicate(filter, self.is_dated(table).await?))
             .await
             .map_err(lance_err("count"))? as u64)
+    }
+
+    async fn health(&self) -> Result<StoreHealth> {
+        let mut health = StoreHealth {
+            backend: self.backend_name().to_string(),
+            ..StoreHealth::default()
+        };
+        let Some(table) = self.existing_table().await? else {
+            return Ok(health);
+        };
+        health.rows = table.count_rows(None).await.map_err(lance_err("count"))? as u64;
+        health.indexes = maintenance::index_states(table)
+            .await?
+            .into_iter()
+            .map(|s| IndexHealth {
+                kind: s.kind().to_string(),
+                name: s.name,
+                unindexed_rows: s.unindexed_rows as u64,
+                parts: s.parts,
+            })
+            .collect();
+        health.fragments = Some(
+            table
+                .stats()
+                .await
+                .map_err(lance_err("stats"))?
+                .fragment_stats
+                .num_fragments as u64,
+        );
+        Ok(health)
     }
 
     #[tracing::instrument(level = "debug", skip_all)]

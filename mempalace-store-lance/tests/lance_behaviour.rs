@@ -657,3 +657,43 @@ async fn room_counts_after_appends_here_and_elsewhere_equal_a_fresh_count() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_names_each_index_and_the_rows_it_does_not_cover() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), |o| o.with_index_threshold(600)).await;
+    let empty = s.health().await.unwrap();
+    assert_eq!(
+        (empty.backend.as_str(), empty.rows, empty.indexes.len()),
+        ("lancedb", 0, 0)
+    );
+    let (drawers, vectors) = seeded(23, 700, DIM);
+    s.upsert(&drawers, &vectors).await.unwrap();
+    s.settle().await.unwrap();
+    let settled = s.health().await.unwrap();
+    assert_eq!(settled.rows, 700);
+    let kinds: Vec<&str> = settled.indexes.iter().map(|i| i.kind.as_str()).collect();
+    assert!(
+        kinds.contains(&"vector") && kinds.contains(&"full_text"),
+        "{kinds:?}"
+    );
+    assert!(
+        settled
+            .indexes
+            .iter()
+            .all(|i| i.unindexed_rows == 0 && i.parts >= 1),
+        "{settled:?}"
+    );
+    assert!(settled.fragments.unwrap() >= 1);
+    // Rows written since the last maintenance are reported as not covered yet.
+    let more: Vec<Drawer> = (0..50)
+        .map(|i| drawer(&format!("late{i:03}"), "wing_a", "room_a", "a late drawer"))
+        .collect();
+    s.upsert(&more, &unit_vectors(24, 50, DIM)).await.unwrap();
+    let lagging = s.health().await.unwrap();
+    assert_eq!(lagging.rows, 750);
+    assert!(
+        lagging.indexes.iter().any(|i| i.unindexed_rows == 50),
+        "{lagging:?}"
+    );
+}

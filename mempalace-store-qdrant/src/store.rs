@@ -7,19 +7,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use mempalace_core::lexical::query_terms;
+use mempalace_core::store_health::StoreHealth;
 use mempalace_core::validation::validate_vector_pairs;
 use mempalace_core::{
     Drawer, DrawerFilter, LexicalHit, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore,
 };
 use mempalace_core::{rank_lexical_hits, rank_neighbours};
 use qdrant_client::qdrant::{
-    Condition, CountPointsBuilder, CreateCollection, CreateCollectionBuilder,
-    CreateFieldIndexCollectionBuilder, CreateVectorNameRequestBuilder, DeletePointsBuilder,
-    Distance, FacetCountsBuilder, FieldType, Filter, GetPointsBuilder, Modifier, NamedVectors,
-    PayloadIncludeSelector, PointId, PointStruct, PointVectors, PointsIdsList, Query,
-    QueryPointsBuilder, RetrievedPoint, ScrollPointsBuilder, SparseVectorParamsBuilder,
-    SparseVectorsConfigBuilder, UpdateCollection, UpdateCollectionBuilder,
-    UpdatePointVectorsBuilder, UpsertPointsBuilder, Value, VectorParamsBuilder,
+    CollectionInfo, CollectionStatus, Condition, CountPointsBuilder, CreateCollection,
+    CreateCollectionBuilder, CreateFieldIndexCollectionBuilder, CreateVectorNameRequestBuilder,
+    DeletePointsBuilder, Distance, FacetCountsBuilder, FieldType, Filter, GetPointsBuilder,
+    Modifier, NamedVectors, PayloadIncludeSelector, PointId, PointStruct, PointVectors,
+    PointsIdsList, Query, QueryPointsBuilder, RetrievedPoint, ScrollPointsBuilder,
+    SparseVectorParamsBuilder, SparseVectorsConfigBuilder, UpdateCollection,
+    UpdateCollectionBuilder, UpdatePointVectorsBuilder, UpsertPointsBuilder, Value,
+    VectorParamsBuilder,
 };
 use qdrant_client::{Qdrant, QdrantError};
 use tracing::{debug, info, warn};
@@ -296,11 +298,10 @@ impl QdrantStore {
         Ok(())
     }
 
-    /// Checks an existing collection and adds the keyword indexes it lacks.
-    async fn adopt_existing(&self, operation: &'static str) -> Result<()> {
+    /// The collection's info as the server reports it now.
+    async fn collection_info_now(&self, operation: &'static str) -> Result<CollectionInfo> {
         let name = self.inner.collection.as_str();
-        let info = self
-            .inner
+        self.inner
             .client
             .collection_info(name)
             .await
@@ -313,7 +314,13 @@ impl QdrantStore {
                     name,
                     "the server returned no collection info",
                 )
-            })?;
+            })
+    }
+
+    /// Checks an existing collection and adds the keyword indexes it lacks.
+    async fn adopt_existing(&self, operation: &'static str) -> Result<()> {
+        let name = self.inner.collection.as_str();
+        let info = self.collection_info_now(operation).await?;
         let check = check_collection(&info, name, self.inner.dimension)?;
         if let Some(owner) = &self.inner.owner {
             match collection_owner(&info) {
@@ -596,6 +603,45 @@ impl VectorStore for QdrantStore {
 
     async fn exists(&self) -> Result<bool> {
         self.collection_exists("exists").await
+    }
+
+    /// Points and segments, and what the server says is wrong. Qdrant searches small
+    /// segments exactly and indexes them only past its threshold, so vectors not in an HNSW
+    /// graph yet are not reported as lag.
+    async fn health(&self) -> Result<StoreHealth> {
+        let mut health = StoreHealth {
+            backend: BACKEND.to_string(),
+            ..StoreHealth::default()
+        };
+        if !self.collection_exists("health").await? {
+            return Ok(health);
+        }
+        let info = self.collection_info_now("health").await?;
+        health.rows = info.points_count.unwrap_or(0);
+        health.fragments = Some(info.segments_count);
+        match CollectionStatus::try_from(info.status) {
+            Ok(CollectionStatus::Red) => health.problems.push(format!(
+                "the collection {} is red (the server's own verdict: something went wrong)",
+                self.inner.collection
+            )),
+            Ok(_) => {}
+            Err(_) => health.problems.push(format!(
+                "the collection's status {} is unknown",
+                info.status
+            )),
+        }
+        if let Some(optimizer) = info.optimizer_status.filter(|o| !o.ok) {
+            health.problems.push(format!(
+                "the collection's optimizer failed: {}",
+                optimizer.error
+            ));
+        }
+        health.problems.extend(
+            info.warnings
+                .into_iter()
+                .map(|w| format!("the server warns: {}", w.message)),
+        );
+        Ok(health)
     }
 
     async fn create_if_missing(&self) -> Result<()> {

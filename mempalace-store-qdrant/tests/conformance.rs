@@ -355,3 +355,24 @@ async fn store_recovers_when_the_collection_is_dropped_externally() {
     assert!(store.delete_collection().await.unwrap());
     assert!(!store.exists().await.unwrap());
 }
+
+/// `repair-status` on Qdrant: the points and segments the server counts, no problem on a
+/// healthy collection, and nothing at all before the collection exists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_counts_points_and_segments_of_a_green_collection() {
+    if qdrant_url("health_counts_points_and_segments_of_a_green_collection").is_none() {
+        return;
+    }
+    const DIM: usize = 32;
+    let (store, _guard) = fresh("health", DIM).await;
+    let (drawers, vectors) = seeded(31, 25, DIM);
+    store.upsert(&drawers, &vectors).await.unwrap();
+    let health = store.health().await.unwrap();
+    assert_eq!(health.backend, "qdrant");
+    assert_eq!(health.rows, 25);
+    assert!(health.fragments.unwrap() >= 1, "{health:?}");
+    assert!(health.problems.is_empty(), "{health:?}");
+    store.delete_collection().await.unwrap();
+    let gone = store.health().await.unwrap();
+    assert_eq!((gone.rows, gone.fragments), (0, None));
+}
