@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use clap::{Args, Subcommand};
 use mempalace::core::coordination::{
     Event, EventQuery, MAX_ARTIFACT_BYTES, MAX_BODY_BYTES, NewArtifact, NewEvent, NewTask,
-    error_message,
+    error_message, python_json_text,
 };
 use mempalace::core::coordination_watch::{WatchBatch, WatchSpec, WatchState, WatchStateFile};
 use mempalace::core::locations::expand_home;
@@ -406,9 +406,11 @@ fn finish(json: bool, result: Result<ExitCode, Refusal>) -> ExitCode {
         Ok(code) => code,
         Err(Refusal(message)) => {
             if json {
-                // Python's `json.dumps({"error": …})`, spacing included.
-                let message = serde_json::to_string(&message).unwrap_or_default();
-                println!("{{\"error\": {message}}}");
+                // Python's `json.dumps({"error": …})`: its spacing, and non-ASCII as \uXXXX.
+                println!(
+                    "{}",
+                    ascii_only(&python_json_text(&json!({ "error": message })))
+                );
             } else {
                 eprintln!("Error: {}", terminal_safe(&message));
             }
@@ -897,10 +899,28 @@ fn print_events(events: &[Event], none: &str) {
     }
 }
 
-/// A watch record: one pretty document, or one compact line per record under `--follow`.
+/// JSON text with every non-ASCII character escaped (`\uXXXX`, surrogate pairs beyond the
+/// BMP), as Python's `json.dumps` writes by default.
+fn ascii_only(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
+}
+
+/// A watch record: one pretty document, or one line per record under `--follow` (3.11's
+/// `json.dumps` spacing).
 fn print_watch(value: &Value, follow: bool) {
     if follow {
-        println!("{value}");
+        println!("{}", python_json_text(value));
     } else {
         print_pretty(value);
     }

@@ -793,7 +793,12 @@ fn sorted_keys(v: &Value) -> Value {
 
 /// JSON text as Python's `json.dumps(sort_keys=True)` writes it.
 fn python_json(v: &Value) -> String {
-    let v = &sorted_keys(v);
+    python_json_text(&sorted_keys(v))
+}
+
+/// JSON text as Python's `json.dumps(v, ensure_ascii=False)` writes it: keys in their order,
+/// `", "` and `": "` between items (3.11's one-line JSON, e.g. `logstream watch --follow`).
+pub fn python_json_text(v: &Value) -> String {
     struct PyFormatter;
     impl serde_json::ser::Formatter for PyFormatter {
         fn begin_array_value<W: ?Sized + std::io::Write>(
