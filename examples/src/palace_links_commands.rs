@@ -56,7 +56,8 @@ pub enum TunnelsCommand {
 
 /// `hallways [--wing W] [--limit N] [--json]`: 3.11's listing, strongest first.
 pub async fn hallways(palace: &Palace, wing: Option<&str>, limit: usize, json: bool) -> Result<()> {
-    let limit = i64::try_from(limit.clamp(1, 500)).unwrap_or(500);
+    // The palace bounds the page (1 to 500).
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let page = palace.list_hallways(wing, Some(limit), None).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&page)?);

@@ -57,24 +57,15 @@ impl Palace {
         if !self.is_initialised().await? {
             return Ok(None);
         }
-        let filter = DrawerFilter::all().with_source_file(source_file);
         let mut wing = None;
-        let mut offset = 0;
-        // Pages in id order; most files hold mined drawers only, so the first page answers.
-        loop {
-            let page = self
-                .store
-                .list(&filter, crate::Page { offset, limit: 100 })
-                .await?;
-            if let Some(d) = page.iter().find(|d| d.metadata.added_by == AddedBy::Mine) {
-                wing = Some(d.metadata.wing.clone());
-                break;
+        self.scan_until(&DrawerFilter::all().with_source_file(source_file), |d| {
+            if d.metadata.added_by == AddedBy::Mine {
+                wing = Some(d.metadata.wing);
+                return std::ops::ControlFlow::Break(());
             }
-            if page.len() < 100 {
-                break;
-            }
-            offset += page.len();
-        }
+            std::ops::ControlFlow::Continue(())
+        })
+        .await?;
         Ok(wing)
     }
 

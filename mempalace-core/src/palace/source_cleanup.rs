@@ -2,6 +2,7 @@
 //! (every mined file that no longer exists).
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -99,6 +100,20 @@ impl Palace {
         filter: &DrawerFilter,
         mut visit: impl FnMut(Drawer),
     ) -> Result<()> {
+        self.scan_until(filter, |d| {
+            visit(d);
+            ControlFlow::Continue(())
+        })
+        .await
+    }
+
+    /// [`Self::scan`] that stops at the first drawer `visit` answers `Break` for (no further
+    /// page is read).
+    pub(super) async fn scan_until(
+        &self,
+        filter: &DrawerFilter,
+        mut visit: impl FnMut(Drawer) -> ControlFlow<()>,
+    ) -> Result<()> {
         let mut offset = 0;
         loop {
             let page = self
@@ -113,7 +128,11 @@ impl Palace {
                 .await?;
             let done = page.len() < SCAN_PAGE;
             offset += page.len();
-            page.into_iter().for_each(&mut visit);
+            for d in page {
+                if visit(d).is_break() {
+                    return Ok(());
+                }
+            }
             if done {
                 return Ok(());
             }
