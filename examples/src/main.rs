@@ -26,6 +26,7 @@ use mempalace_cli::coordination_commands::{self, ArtifactCommand, LogstreamComma
 use mempalace_cli::palace_links_commands::{self, TunnelsCommand};
 use mempalace_cli::progress_bars::TerminalProgress;
 use mempalace_cli::render;
+use mempalace_cli::wing_commands::{self, WingsCommand};
 
 /// MemPalace: a memory palace for AI agents.
 ///
@@ -326,6 +327,24 @@ enum Command {
     /// 3.11's `propose` and `prune` are not offered).
     #[command(subcommand)]
     Tunnels(TunnelsCommand),
+    /// Re-key wings named before 3.11's spelling rule (`_home_me_app`, `-app-`) to their
+    /// normalised spelling, merging into an existing wing of that name; drawers keep their ids
+    /// and vectors, closets follow. Asks first unless --yes.
+    MigrateWings {
+        /// Show the plan only.
+        #[arg(long)]
+        dry_run: bool,
+        /// Apply without asking.
+        #[arg(long)]
+        yes: bool,
+        /// Print the plan or the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Wing maintenance: `wings split` re-keys a wing of many projects' transcripts into one
+    /// wing per project.
+    #[command(subcommand)]
+    Wings(WingsCommand),
     /// Counts and index health, read-only: the store's rows, each index and the rows it does
     /// not cover yet, the knowledge graph's size, and what needs a look (MemPalace 3.11's
     /// `repair-status`).
@@ -1131,6 +1150,10 @@ async fn run(cli: Cli) -> Result<()> {
             palace_links_commands::hallways(&palace, wing.as_deref(), limit, json).await?
         }
         Command::Tunnels(cmd) => palace_links_commands::tunnels(&palace, cmd).await?,
+        Command::MigrateWings { dry_run, yes, json } => {
+            wing_commands::migrate_wings(&palace, dry_run, yes, json).await?
+        }
+        Command::Wings(cmd) => exit_unless_done(wing_commands::wings(&palace, cmd).await?),
         Command::RepairStatus { json } => {
             let report = palace.repair_status().await?;
             if json {

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mempalace_core::closets::{Closet, ClosetIndex, ClosetScope};
+use mempalace_core::closets::{Closet, ClosetIndex, ClosetMove, ClosetScope};
 use mempalace_core::{PalaceError, Result};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, TransactionBehavior, params, params_from_iter};
@@ -244,6 +244,28 @@ impl ClosetIndex for SqliteClosets {
             }
             tx.commit()?;
             Ok(deleted)
+        })
+        .await
+    }
+
+    async fn relocate_sources(&self, moves: &[ClosetMove]) -> Result<usize> {
+        if moves.is_empty() {
+            return Ok(0);
+        }
+        let moves = moves.to_vec();
+        self.run("relocate", false, 0, move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut moved = 0;
+            {
+                let mut relabel = tx.prepare_cached(
+                    "UPDATE closets SET wing = ?2, room = ?3 WHERE source_file = ?1",
+                )?;
+                for m in &moves {
+                    moved += relabel.execute(params![m.source_file, m.wing, m.room])?;
+                }
+            }
+            tx.commit()?;
+            Ok(moved)
         })
         .await
     }

@@ -50,6 +50,17 @@ pub struct Closet {
     pub source_file: String,
 }
 
+/// A source file's closets' new place (they follow the file's drawers when those move).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClosetMove {
+    /// The source file whose closets move.
+    pub source_file: String,
+    /// Their new wing.
+    pub wing: String,
+    /// Their new room.
+    pub room: String,
+}
+
 /// Which closets a search may use: those of its wing, room and source file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClosetScope {
@@ -113,6 +124,19 @@ pub trait ClosetIndex: Send + Sync {
 
     /// Number of closets.
     async fn count(&self) -> Result<u64>;
+
+    /// Gives the closets of each move's source file the move's wing and room; returns how
+    /// many closets moved. The default refuses (when there is anything to move).
+    async fn relocate_sources(&self, moves: &[ClosetMove]) -> Result<usize> {
+        if moves.is_empty() {
+            return Ok(0);
+        }
+        Err(crate::PalaceError::store(
+            self.backend_name(),
+            "relocate closets",
+            "this closet index cannot move closets between wings or rooms",
+        ))
+    }
 }
 
 /// Closets held in memory, in filing order (a palace's default: none).
@@ -179,6 +203,19 @@ impl ClosetIndex for MemoryClosets {
 
     async fn count(&self) -> Result<u64> {
         Ok(self.closets.read().unwrap_or_else(|e| e.into_inner()).len() as u64)
+    }
+
+    async fn relocate_sources(&self, moves: &[ClosetMove]) -> Result<usize> {
+        let mut held = self.closets.write().unwrap_or_else(|e| e.into_inner());
+        let mut moved = 0;
+        for m in moves {
+            for c in held.iter_mut().filter(|c| c.source_file == m.source_file) {
+                c.wing = m.wing.clone();
+                c.room = m.room.clone();
+                moved += 1;
+            }
+        }
+        Ok(moved)
     }
 }
 

@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::error::{PalaceError, Result};
+use crate::python_repr::python_repr;
 use crate::temporal::canonical_date;
 
 /// The log's file name inside a palace folder.
@@ -580,14 +581,17 @@ pub trait CoordinationLog: Send + Sync {
 
 /// The error a store returns for an unknown `since_event_id` / `before_event_id`.
 pub fn unknown_anchor(field: &'static str, id: &str) -> PalaceError {
-    PalaceError::invalid(field, format!("{field} {} not found", py_repr(id)))
+    PalaceError::invalid(field, format!("{field} {} not found", python_repr(id)))
 }
 
 /// The error a store returns when an event references an artifact it does not hold.
 pub fn unknown_artifact(id: &str) -> PalaceError {
     PalaceError::invalid(
         "artifact_ids",
-        format!("artifact_ids references unknown artifact {}", py_repr(id)),
+        format!(
+            "artifact_ids references unknown artifact {}",
+            python_repr(id)
+        ),
     )
 }
 
@@ -624,33 +628,6 @@ pub fn parse_metadata(json: &str) -> Value {
 }
 
 // ── Validation (3.11's sanitizers) ───────────────────────────────────────
-
-/// Python's `repr()` of a string, for messages worded like 3.11's.
-fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for ch in s.chars() {
-        match ch {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
 
 /// A routing field (stream, room, agent, correlation id, ...): trimmed, ≤ 256 characters, no
 /// control characters; `None` or empty is refused when `required`.
@@ -708,7 +685,7 @@ pub fn sanitize_event_type(value: &str) -> Result<String> {
             "type",
             format!(
                 "type={} is not a valid event type (lowercase letters, digits, '.', '_', '-'; max 64 chars)",
-                py_repr(v)
+                python_repr(v)
             ),
         ));
     }
@@ -724,7 +701,7 @@ pub fn sanitize_status(value: Option<&str>) -> Result<Option<String>> {
             "status",
             format!(
                 "status={} is not one of: {}",
-                py_repr(v),
+                python_repr(v),
                 EVENT_STATUSES.join(", ")
             ),
         )),
@@ -868,7 +845,7 @@ pub fn validate_query(query: &EventQuery) -> Result<EventFilter> {
             other => {
                 return Err(PalaceError::invalid(
                     "order",
-                    format!("order={} must be 'asc' or 'desc'", py_repr(other)),
+                    format!("order={} must be 'asc' or 'desc'", python_repr(other)),
                 ));
             }
         },
@@ -949,7 +926,7 @@ pub fn prepare_artifact(new: &NewArtifact) -> Result<PreparedArtifact> {
             "kind",
             format!(
                 "kind={} is not one of: {}",
-                py_repr(&new.kind),
+                python_repr(&new.kind),
                 ARTIFACT_KINDS.join(", ")
             ),
         ));
@@ -1254,7 +1231,7 @@ impl Coordination {
         let target = self.log.get_event(&event_id).await?.ok_or_else(|| {
             PalaceError::invalid(
                 "event_id",
-                format!("event {} not found", py_repr(&event_id)),
+                format!("event {} not found", python_repr(&event_id)),
             )
         })?;
         let mut metadata = Map::new();
@@ -1346,7 +1323,7 @@ impl Coordination {
             Some(artifact) => Ok(ArtifactFound { artifact }),
             None => Err(PalaceError::invalid(
                 "artifact_id",
-                format!("artifact {} not found", py_repr(artifact_id)),
+                format!("artifact {} not found", python_repr(artifact_id)),
             )),
         }
     }

@@ -37,6 +37,7 @@ pub mod memory_store;
 pub mod palace;
 pub mod palace_links;
 pub mod protocol;
+pub mod python_repr;
 pub mod regular_file;
 pub mod reports;
 pub mod retrieval;
@@ -67,7 +68,7 @@ pub use palace::{NewDrawer, Palace, PalaceLimits};
 pub use protocol::{AAAK_SPEC, PALACE_PROTOCOL};
 pub use retrieval::{CandidateSource, Fusion, SearchMode, SearchRequest};
 pub use vector_store::{
-    LexicalHit, Neighbour, NeighbourId, Page, RoomCount, VectorStore, rank_lexical_hits,
-    rank_neighbour_ids, rank_neighbours,
+    DrawerMove, LexicalHit, Neighbour, NeighbourId, Page, RoomCount, VectorStore,
+    rank_lexical_hits, rank_neighbour_ids, rank_neighbours,
 };
 pub use write_lock::{FileWriteLock, ProcessWriteLock, WriteGuard, WriteLock};

@@ -12,7 +12,8 @@ use crate::lexical::{idf, query_terms, term_weight, terms};
 use crate::similarity::cosine_distance;
 use crate::validation::validate_vector_pairs;
 use crate::vector_store::{
-    LexicalHit, Neighbour, Page, RoomCount, VectorStore, rank_lexical_hits, rank_neighbours,
+    DrawerMove, LexicalHit, Neighbour, Page, RoomCount, VectorStore, rank_lexical_hits,
+    rank_neighbours,
 };
 
 /// What the store holds once created.
@@ -186,6 +187,19 @@ impl VectorStore for MemoryStore {
             .iter()
             .filter(|id| contents.rows.remove(*id).is_some())
             .count())
+    }
+
+    async fn relocate(&self, moves: &[DrawerMove]) -> Result<usize> {
+        let mut contents = self.write();
+        let mut moved = 0;
+        for m in moves {
+            if let Some((drawer, _)) = contents.rows.get_mut(&m.id) {
+                drawer.metadata.wing = m.wing.clone();
+                drawer.metadata.room = m.room.clone();
+                moved += 1;
+            }
+        }
+        Ok(moved)
     }
 
     async fn count(&self, filter: &DrawerFilter) -> Result<u64> {

@@ -41,6 +41,7 @@ mod conversation_filing;
 mod coordination_ops;
 mod cross_host_dedup;
 mod drawer_batches;
+mod drawer_moves;
 mod drawer_update;
 mod graph_ops;
 mod health_ops;
@@ -48,6 +49,7 @@ mod mining_support;
 mod reconnect;
 mod source_cleanup;
 mod wake_up_ops;
+mod wing_names;
 
 pub use aaak_ops::{CompressReport, CompressedDrawer, ENTITY_CODES_FILE};
 pub use checkpoint::{Checkpoint, CheckpointDiary, CheckpointItem, CheckpointReport};
@@ -56,10 +58,12 @@ pub use coordination_ops::{MeshPeers, MeshReplica};
 use cross_host_dedup::AfterWrite;
 pub use cross_host_dedup::DEFAULT_SETTLE;
 pub use drawer_batches::{BULK_MAX_IDS, DrawerBatch, DrawersDeleted};
+pub use drawer_moves::DrawersMoved;
 pub use drawer_update::{DrawerUpdate, DrawerUpdated};
 pub use graph_ops::{HallwayDeleted, TunnelDeleted};
 pub use reconnect::Reconnected;
 pub use source_cleanup::{SourceDeletion, SyncReport, SyncRequest};
+pub use wing_names::{WingNameMigration, WingRename};
 
 /// The default duplicate threshold of `add_drawer` and `check_duplicate`.
 pub const DUPLICATE_THRESHOLD: f64 = 0.9;

@@ -125,6 +125,16 @@ pub fn validate_name(field: &'static str, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// MemPalace 3.11's wing spelling (`normalize_wing_name`): lower case, spaces and `-` as
+/// `_`, no `_` at either end (so a path-encoded folder `-home-me-app` is `home_me_app`).
+/// Empty when nothing is left.
+pub fn normalize_wing_name(name: &str) -> String {
+    name.to_lowercase()
+        .replace([' ', '-'], "_")
+        .trim_matches('_')
+        .to_string()
+}
+
 /// Checks drawer content: not empty or white space only, at most [`MAX_CONTENT_BYTES`].
 pub fn validate_content(content: &str) -> Result<()> {
     if content.trim().is_empty() {

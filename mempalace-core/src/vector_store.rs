@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::drawer::Drawer;
-use crate::error::Result;
+use crate::error::{PalaceError, Result};
 use crate::filter::DrawerFilter;
 
 /// One search result from a store: the drawer and its cosine distance to the query.
@@ -85,6 +85,18 @@ pub struct RoomCount {
     pub room: String,
     /// Number of drawers.
     pub count: u64,
+}
+
+/// A drawer's new place: the drawer `id` goes to `wing` / `room` (wing and room
+/// maintenance: `migrate-wings`, `wings split`, `rooms apply`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DrawerMove {
+    /// The drawer's id.
+    pub id: String,
+    /// Its new wing.
+    pub wing: String,
+    /// Its new room.
+    pub room: String,
 }
 
 /// A page of a listing: skip `offset` drawers, return at most `limit`.
@@ -185,6 +197,20 @@ pub trait VectorStore: Send + Sync {
 
     /// Deletes drawers by id; returns how many existed.
     async fn delete(&self, ids: &[String]) -> Result<usize>;
+
+    /// Moves drawers to new wings and rooms, keeping their text, vector and other metadata
+    /// (no re-embedding); ids not stored are skipped. Returns how many drawers it moved. The
+    /// default refuses: a backend that can rewrite a row's wing and room in place overrides it.
+    async fn relocate(&self, moves: &[DrawerMove]) -> Result<usize> {
+        if moves.is_empty() {
+            return Ok(0);
+        }
+        Err(PalaceError::store(
+            self.backend_name(),
+            "relocate",
+            "this backend cannot move drawers between wings or rooms",
+        ))
+    }
 
     /// Number of drawers matching `filter`.
     async fn count(&self, filter: &DrawerFilter) -> Result<u64>;

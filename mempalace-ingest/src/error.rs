@@ -51,6 +51,9 @@ pub enum IngestError {
         #[source]
         source: rusqlite::Error,
     },
+    /// A `wings split` plan that cannot be applied.
+    #[error(transparent)]
+    SplitPlan(#[from] crate::wing_split::SplitPlanError),
     /// A worker thread of the pipeline panicked or was cancelled by the runtime.
     #[error("a mining worker stopped unexpectedly: {0}")]
     Worker(#[from] tokio::task::JoinError),

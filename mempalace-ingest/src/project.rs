@@ -7,7 +7,7 @@ use mempalace_core::regular_file::{
     RegularFileError, anything_at, create_new_regular, read_regular,
 };
 use mempalace_core::room_routing::{FALLBACK_ROOM, RoomSpec};
-use mempalace_core::validation::validate_name;
+use mempalace_core::validation::{normalize_wing_name, validate_name};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{IngestError, Result};
@@ -87,15 +87,16 @@ pub fn wing_for_folder(folder: &Path) -> String {
     slug(&name)
 }
 
-/// Lower case, spaces and hyphens to `_`, path separators and control characters dropped.
+/// MemPalace 3.11's wing spelling ([`normalize_wing_name`]: lower case, spaces and hyphens to
+/// `_`, none at the ends) with path separators and control characters dropped; `project`
+/// when nothing is left.
 pub fn slug(name: &str) -> String {
-    let s: String = name
+    let kept: String = name
         .trim()
-        .to_lowercase()
         .chars()
         .filter(|c| !c.is_control() && *c != '/' && *c != '\\')
-        .map(|c| if c == ' ' || c == '-' { '_' } else { c })
         .collect();
+    let s = normalize_wing_name(&kept);
     if s.is_empty() { "project".into() } else { s }
 }
 

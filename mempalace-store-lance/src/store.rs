@@ -19,15 +19,15 @@ use mempalace_core::lexical::query_terms;
 use mempalace_core::store_health::{IndexHealth, StoreHealth};
 use mempalace_core::validation::validate_vector_pairs;
 use mempalace_core::{
-    Drawer, DrawerFilter, LexicalHit, Neighbour, NeighbourId, Page, PalaceError, Result, RoomCount,
-    VectorStore,
+    Drawer, DrawerFilter, DrawerMove, LexicalHit, Neighbour, NeighbourId, Page, PalaceError,
+    Result, RoomCount, VectorStore,
 };
 use mempalace_core::{rank_lexical_hits, rank_neighbour_ids, rank_neighbours};
 use tokio::sync::{Mutex, OnceCell};
 
 use crate::maintenance::{self, IndexMerge, MaintenanceReport};
 use crate::options::LanceOptions;
-use crate::predicate::{filter_predicate, ids_predicate};
+use crate::predicate::{filter_predicate, ids_predicate, sql_string};
 use crate::room_count_cache::RoomCountCache;
 use crate::schema::{
     DISTANCE_COLUMN, ID_COLUMN, SCORE_COLUMN, TEXT_COLUMN, batch_drawers, batch_ids, batch_vectors,
@@ -680,6 +680,39 @@ impl VectorStore for LanceStore {
             self.after_write();
         }
         Ok(deleted)
+    }
+
+    /// One `UPDATE … SET wing, room WHERE id IN (…)` per destination and id chunk: the rows
+    /// keep their vectors and the other columns.
+    async fn relocate(&self, moves: &[DrawerMove]) -> Result<usize> {
+        let Some(table) = self.existing_table().await? else {
+            return Ok(0);
+        };
+        let mut by_place: BTreeMap<(&str, &str), Vec<String>> = BTreeMap::new();
+        for m in moves {
+            by_place
+                .entry((m.wing.as_str(), m.room.as_str()))
+                .or_default()
+                .push(m.id.clone());
+        }
+        let mut moved = 0;
+        for ((wing, room), ids) in by_place {
+            for chunk in ids.chunks(IDS_PER_QUERY) {
+                let r = table
+                    .update()
+                    .only_if(ids_predicate(chunk))
+                    .column("wing", sql_string(wing))
+                    .column("room", sql_string(room))
+                    .execute()
+                    .await
+                    .map_err(lance_err("relocate"))?;
+                moved += r.rows_updated as usize;
+            }
+        }
+        if moved > 0 {
+            self.after_write();
+        }
+        Ok(moved)
     }
 
     #[tracing::instrument(level = "debug", skip_all)]

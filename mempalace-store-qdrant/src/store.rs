@@ -1,6 +1,6 @@
 //! `QdrantStore`: the `VectorStore` over one Qdrant collection.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,20 +10,22 @@ use mempalace_core::lexical::query_terms;
 use mempalace_core::store_health::StoreHealth;
 use mempalace_core::validation::validate_vector_pairs;
 use mempalace_core::{
-    Drawer, DrawerFilter, LexicalHit, Neighbour, Page, PalaceError, Result, RoomCount, VectorStore,
+    Drawer, DrawerFilter, DrawerMove, LexicalHit, Neighbour, Page, PalaceError, Result, RoomCount,
+    VectorStore,
 };
 use mempalace_core::{rank_lexical_hits, rank_neighbours};
+use qdrant_client::qdrant::point_id::PointIdOptions;
 use qdrant_client::qdrant::{
     CollectionInfo, CollectionStatus, Condition, CountPointsBuilder, CreateCollection,
     CreateCollectionBuilder, CreateFieldIndexCollectionBuilder, CreateVectorNameRequestBuilder,
     DeletePointsBuilder, Distance, FacetCountsBuilder, FieldType, Filter, GetPointsBuilder,
     Modifier, NamedVectors, PayloadIncludeSelector, PointId, PointStruct, PointVectors,
     PointsIdsList, Query, QueryPointsBuilder, RetrievedPoint, ScrollPointsBuilder,
-    SparseVectorParamsBuilder, SparseVectorsConfigBuilder, UpdateCollection,
-    UpdateCollectionBuilder, UpdatePointVectorsBuilder, UpsertPointsBuilder, Value,
-    VectorParamsBuilder,
+    SetPayloadPointsBuilder, SparseVectorParamsBuilder, SparseVectorsConfigBuilder,
+    UpdateCollection, UpdateCollectionBuilder, UpdatePointVectorsBuilder, UpsertPointsBuilder,
+    Value, VectorParamsBuilder,
 };
-use qdrant_client::{Qdrant, QdrantError};
+use qdrant_client::{Payload, Qdrant, QdrantError};
 use tracing::{debug, info, warn};
 
 use crate::aggregate::{dedup_ids, facet_keyword, page_of, room_counts};
@@ -33,7 +35,7 @@ use crate::errors::{
     store_error, store_error_message,
 };
 use crate::filter::{to_qdrant_filter, within_wing};
-use crate::ids::point_id;
+use crate::ids::{point_id, point_uuid};
 use crate::lexical::{SPARSE_VECTOR, bm25_document, sparse_creation_config};
 use crate::options::QdrantOptions;
 use crate::payload::{
@@ -812,6 +814,56 @@ impl VectorStore for QdrantStore {
         }
         debug!(collection = %self.inner.collection, deleted = existing.len(), "deleted drawers");
         Ok(existing.len())
+    }
+
+    /// Sets the `wing` and `room` payload fields of the stored points, one request per
+    /// destination and id batch; vectors and the other fields stay.
+    async fn relocate(&self, moves: &[DrawerMove]) -> Result<usize> {
+        let ids: Vec<String> = moves.iter().map(|m| m.id.clone()).collect();
+        let wanted = dedup_ids(&ids);
+        if wanted.is_empty() {
+            return Ok(0);
+        }
+        let Some(points) = self.retrieve("relocate", &wanted, false).await? else {
+            return Ok(0);
+        };
+        let existing: HashSet<String> = points
+            .into_iter()
+            .filter_map(|p| match p.id?.point_id_options? {
+                PointIdOptions::Uuid(uuid) => Some(uuid),
+                PointIdOptions::Num(_) => None,
+            })
+            .collect();
+        // The last move of an id wins, as it would applied one by one.
+        let mut by_place: BTreeMap<(&str, &str), Vec<PointId>> = BTreeMap::new();
+        let mut seen = HashSet::new();
+        for m in moves.iter().rev() {
+            let uuid = point_uuid(&m.id).to_string();
+            if seen.insert(m.id.as_str()) && existing.contains(&uuid) {
+                by_place
+                    .entry((m.wing.as_str(), m.room.as_str()))
+                    .or_default()
+                    .push(PointId::from(uuid));
+            }
+        }
+        let mut moved = 0;
+        for ((wing, room), ids) in by_place {
+            let mut payload = Payload::with_capacity(2);
+            payload.insert(WING, wing);
+            payload.insert(ROOM, room);
+            for chunk in ids.chunks(ID_BATCH) {
+                let request =
+                    SetPayloadPointsBuilder::new(self.inner.collection.as_str(), payload.clone())
+                        .points_selector(PointsIdsList {
+                            ids: chunk.to_vec(),
+                        })
+                        .wait(true);
+                self.read("relocate", self.inner.client.set_payload(request).await)?;
+                moved += chunk.len();
+            }
+        }
+        debug!(collection = %self.inner.collection, moved, "relocated drawers");
+        Ok(moved)
     }
 
     async fn count(&self, filter: &DrawerFilter) -> Result<u64> {

@@ -7,7 +7,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mempalace_core::closets::{Closet, ClosetIndex, ClosetScope};
+use mempalace_core::closets::{Closet, ClosetIndex, ClosetMove, ClosetScope};
 
 /// An index under test plus whatever must live as long as it.
 pub struct ClosetFixture {
@@ -238,6 +238,50 @@ pub async fn delete_for_sources_leaves_the_rest(factory: &dyn ClosetFactory) {
     assert_eq!(ids(&left), vec!["c3"]);
 }
 
+/// `relocate_sources` gives a source file's closets a new wing and room; other files' stay.
+pub async fn relocate_sources_moves_a_files_closets(factory: &dyn ClosetFactory) {
+    let fx = factory.create().await;
+    fx.index
+        .upsert(&[
+            closet("c1", "tomatoes", "/a.md"),
+            closet("c2", "tomatoes", "/a.md"),
+            closet("c3", "tomatoes", "/b.md"),
+        ])
+        .await
+        .unwrap();
+    let moves = [
+        ClosetMove {
+            source_file: "/a.md".into(),
+            wing: "garden's".into(),
+            room: "beds".into(),
+        },
+        ClosetMove {
+            source_file: "/none.md".into(),
+            wing: "x".into(),
+            room: "y".into(),
+        },
+    ];
+    assert_eq!(fx.index.relocate_sources(&moves).await.unwrap(), 2);
+    let scope = ClosetScope {
+        wing: Some("garden's".into()),
+        room: Some("beds".into()),
+        source_file: None,
+    };
+    let moved = fx
+        .index
+        .containing_any(&words(&["tomatoes"]), &scope, 10)
+        .await
+        .unwrap();
+    assert_eq!(ids(&moved), vec!["c1", "c2"]);
+    let all = fx
+        .index
+        .containing_any(&words(&["tomatoes"]), &ClosetScope::default(), 10)
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 3, "nothing added or lost");
+    assert_eq!(fx.index.relocate_sources(&[]).await.unwrap(), 0);
+}
+
 /// Quotes, query syntax and SQL in words and scope values are plain text.
 pub async fn hostile_words_and_scopes_are_literal(factory: &dyn ClosetFactory) {
     let fx = factory.create().await;
@@ -308,7 +352,8 @@ macro_rules! closet_index_conformance {
             empty_index_finds_nothing, words_match_anywhere_whatever_the_case,
             upsert_replaces_same_id, scope_filters_and_keeps_filing_order,
             unscoped_search_keeps_cap, delete_for_sources_leaves_the_rest,
-            hostile_words_and_scopes_are_literal, concurrent_upserts_all_land);
+            hostile_words_and_scopes_are_literal, concurrent_upserts_all_land,
+            relocate_sources_moves_a_files_closets);
     };
     (@tests $factory:expr; $($name:ident),*) => {
         $(

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use mempalace_core::{DrawerFilter, MemoryStore, Page, PalaceError, VectorStore};
+use mempalace_core::{DrawerFilter, DrawerMove, MemoryStore, Page, PalaceError, VectorStore};
 
 use crate::corpus::{ROOMS, WINGS, drawer, seeded, unit_vectors};
 use crate::fixtures::{Ranking, StoreFactory};
@@ -149,6 +149,87 @@ pub async fn upsert_replaces_same_id<F: StoreFactory + ?Sized>(factory: &F, _: R
         old[0].drawer.id != changed.id || old[0].distance > 0.5,
         "the old vector is gone"
     );
+}
+
+/// `relocate` moves drawers to new wings and rooms keeping text, vector and other metadata;
+/// ids not stored are skipped; filters, counts and search see the new places.
+pub async fn relocate_moves_drawers_and_keeps_their_vectors<F: StoreFactory + ?Sized>(
+    factory: &F,
+    _: Ranking,
+) {
+    let fx = factory.create(DIM).await;
+    let s = &fx.store;
+    let (drawers, vectors) = seeded(21, 30, DIM);
+    s.upsert(&drawers, &vectors).await.unwrap();
+    let moves = vec![
+        DrawerMove {
+            id: drawers[3].id.clone(),
+            wing: "moved wing".into(),
+            room: "new room".into(),
+        },
+        DrawerMove {
+            id: drawers[7].id.clone(),
+            wing: "moved wing".into(),
+            room: "other room".into(),
+        },
+        DrawerMove {
+            id: drawers[9].id.clone(),
+            wing: drawers[9].metadata.wing.clone(),
+            room: "it's a room".into(),
+        },
+        DrawerMove {
+            id: "no such drawer".into(),
+            wing: "moved wing".into(),
+            room: "new room".into(),
+        },
+    ];
+    assert_eq!(s.relocate(&moves).await.unwrap(), 3);
+    assert_eq!(s.count(&DrawerFilter::all()).await.unwrap(), 30);
+    assert_eq!(s.count(&DrawerFilter::wing("moved wing")).await.unwrap(), 2);
+    for (i, m) in [(3, &moves[0]), (7, &moves[1]), (9, &moves[2])] {
+        let mut expected = drawers[i].clone();
+        expected.metadata.wing = m.wing.clone();
+        expected.metadata.room = m.room.clone();
+        assert_eq!(
+            s.get(&[expected.id.clone()]).await.unwrap(),
+            vec![expected.clone()]
+        );
+        let top = s
+            .query(
+                &vectors[i],
+                &DrawerFilter::wing(&m.wing).with_room(&m.room),
+                1,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            top[0].drawer.id, expected.id,
+            "found by its vector in its new room"
+        );
+        assert!(
+            top[0].distance.abs() < DISTANCE_TOLERANCE,
+            "its vector is unchanged"
+        );
+    }
+    assert!(
+        s.get(&["no such drawer".to_string()])
+            .await
+            .unwrap()
+            .is_empty(),
+        "a move of a missing id creates nothing"
+    );
+    let counts = s
+        .room_counts(&DrawerFilter::wing("moved wing"))
+        .await
+        .unwrap();
+    assert_eq!(
+        counts
+            .iter()
+            .map(|c| (c.room.as_str(), c.count))
+            .collect::<Vec<_>>(),
+        vec![("new room", 1), ("other room", 1)]
+    );
+    assert_eq!(s.relocate(&[]).await.unwrap(), 0);
 }
 
 fn filters() -> Vec<DrawerFilter> {

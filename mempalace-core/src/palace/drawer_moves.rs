@@ -1,0 +1,95 @@
+//! Moving drawers between wings and rooms without re-embedding them; their closets follow.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::Palace;
+use crate::closets::ClosetMove;
+use crate::drawer::Drawer;
+use crate::error::Result;
+use crate::validation::{validate_name, validate_record_id};
+use crate::vector_store::DrawerMove;
+
+/// What [`Palace::move_drawers`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DrawersMoved {
+    /// Drawers moved (ids not in the palace are skipped).
+    pub drawers: usize,
+    /// Closets that followed their source file's drawers.
+    pub closets: usize,
+}
+
+/// The closet moves that follow `moved` drawers: a source file's closets go where its drawers
+/// went, when all of the file's moved drawers went to one place.
+pub(super) fn closets_following(moved: &[(Drawer, DrawerMove)]) -> Vec<ClosetMove> {
+    let mut by_source: BTreeMap<&str, Option<(&str, &str)>> = BTreeMap::new();
+    for (drawer, m) in moved {
+        let source = drawer.metadata.source_file.as_str();
+        if source.is_empty() {
+            continue;
+        }
+        let place = (m.wing.as_str(), m.room.as_str());
+        by_source
+            .entry(source)
+            .and_modify(|p| {
+                if *p != Some(place) {
+                    *p = None;
+                }
+            })
+            .or_insert(Some(place));
+    }
+    by_source
+        .into_iter()
+        .filter_map(|(source, place)| {
+            place.map(|(wing, room)| ClosetMove {
+                source_file: source.to_string(),
+                wing: wing.to_string(),
+                room: room.to_string(),
+            })
+        })
+        .collect()
+}
+
+impl Palace {
+    /// Moves drawers to new wings and rooms, keeping their ids, text, vectors and the rest of
+    /// their metadata; the closets of their source files follow. Every id and name is checked
+    /// before anything is written; ids not in the palace are skipped.
+    pub async fn move_drawers(&self, moves: &[DrawerMove]) -> Result<DrawersMoved> {
+        for m in moves {
+            validate_record_id("drawer", &m.id)?;
+            validate_name("wing", &m.wing)?;
+            validate_name("room", &m.room)?;
+        }
+        if moves.is_empty() {
+            return Ok(DrawersMoved::default());
+        }
+        self.require_palace().await?;
+        let _guard = self.write_lock.acquire().await?;
+        self.move_drawers_locked(moves).await
+    }
+
+    /// [`Self::move_drawers`] for a caller that holds the write lock and checked the names.
+    pub(super) async fn move_drawers_locked(&self, moves: &[DrawerMove]) -> Result<DrawersMoved> {
+        let ids: Vec<String> = moves.iter().map(|m| m.id.clone()).collect();
+        let stored: BTreeMap<String, Drawer> = self
+            .store
+            .get(&ids)
+            .await?
+            .into_iter()
+            .map(|d| (d.id.clone(), d))
+            .collect();
+        let moved: Vec<(Drawer, DrawerMove)> = moves
+            .iter()
+            .filter_map(|m| stored.get(&m.id).map(|d| (d.clone(), m.clone())))
+            .collect();
+        let drawers = self.store.relocate(moves).await?;
+        let closet_moves = closets_following(&moved);
+        let closets = if closet_moves.is_empty() {
+            0
+        } else {
+            self.closets.relocate_sources(&closet_moves).await?
+        };
+        Ok(DrawersMoved { drawers, closets })
+    }
+}
