@@ -185,8 +185,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Find drawers whose source file is gone (deleted or moved) and, with --apply, delete
-    /// them (MemPalace 3.11's `sync`; a report only by default).
+    /// Find drawers whose source file is gone (deleted or moved) or, given the project
+    /// folder, now excluded by its .gitignore, and with --apply delete them (MemPalace 3.11's
+    /// `sync`; a report only by default).
     Sync {
         /// Only drawers mined from files under this folder [default: every mined drawer].
         dir: Option<PathBuf>,
@@ -1046,7 +1047,7 @@ async fn run(cli: Cli) -> Result<()> {
                 wing,
                 apply,
             };
-            let report = palace.sync(&request).await?;
+            let report = mempalace::ingest::sync::sync(&palace, &request).await?;
             if json {
                 print_json(&report)?;
             } else {

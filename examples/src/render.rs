@@ -329,7 +329,7 @@ pub fn sync(r: &mempalace::core::palace::SyncReport, palace: &std::path::Path) -
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{rule}\n  MemPalace Sync -- drawers of deleted or moved files\n{rule}"
+        "{rule}\n  MemPalace Sync -- drawers of deleted, moved or ignored files\n{rule}"
     );
     let _ = writeln!(
         out,
@@ -359,7 +359,22 @@ pub fn sync(r: &mempalace::core::palace::SyncReport, palace: &std::path::Path) -
     } else {
         "(removed)"
     };
-    let _ = writeln!(out, "  Missing:        {}  {verb}", r.stale_drawers);
+    let count = |reason: &str| -> u64 {
+        r.stale_sources
+            .iter()
+            .filter(|s| s.reason == reason)
+            .map(|s| s.drawers)
+            .sum()
+    };
+    let ignored = count("ignored");
+    if ignored > 0 {
+        let _ = writeln!(out, "  Gitignored:     {ignored}  {verb}");
+    }
+    let _ = writeln!(
+        out,
+        "  Missing:        {}  {verb}",
+        r.stale_drawers - ignored
+    );
     if !r.stale_sources.is_empty() {
         let _ = writeln!(out, "  Top sources to remove:");
         let mut sources: Vec<_> = r.stale_sources.iter().collect();

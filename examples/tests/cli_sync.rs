@@ -78,3 +78,61 @@ fn sync_reports_drawers_of_deleted_files_and_deletes_them_only_when_asked() {
     let again = json(&palace, &["sync", "--json"]);
     assert_eq!(again["stale_drawers"], 0);
 }
+
+#[test]
+fn sync_of_a_project_also_prunes_files_its_gitignore_now_excludes() {
+    let dir = tempfile::tempdir().unwrap();
+    let palace = dir.path().join("palace");
+    let project = dir.path().join("proj");
+    std::fs::create_dir_all(project.join("notes")).unwrap();
+    std::fs::write(
+        project.join("keep.md"),
+        "# Keep\n\nThe deploy pipeline runs on every merge to main, builds the image once and promotes it through staging.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("notes/scratch.md"),
+        "# Scratch\n\nPersonal scratch notes about the billing cron that should never have been shared with the team.\n",
+    )
+    .unwrap();
+    json(
+        &palace,
+        &["mine", project.to_str().unwrap(), "--json", "--quiet"],
+    );
+    let mined = json(&palace, &["status", "--json"])["total_drawers"]
+        .as_u64()
+        .unwrap();
+    std::fs::write(project.join(".gitignore"), "notes/\n").unwrap();
+
+    // Without the project folder only missing files count; with it, ignored ones too.
+    assert_eq!(json(&palace, &["sync", "--json"])["stale_drawers"], 0);
+    let dry = json(&palace, &["sync", project.to_str().unwrap(), "--json"]);
+    assert_eq!(dry["stale_sources"].as_array().unwrap().len(), 1, "{dry}");
+    assert_eq!(dry["stale_sources"][0]["reason"], "ignored", "{dry}");
+    assert!(
+        dry["stale_sources"][0]["source_file"]
+            .as_str()
+            .unwrap()
+            .ends_with("notes/scratch.md")
+    );
+    let stale = dry["stale_drawers"].as_u64().unwrap();
+    assert!(stale > 0);
+    let applied = json(
+        &palace,
+        &["sync", project.to_str().unwrap(), "--apply", "--json"],
+    );
+    assert_eq!(applied["deleted"], stale, "{applied}");
+    assert_eq!(
+        json(&palace, &["status", "--json"])["total_drawers"],
+        mined - stale
+    );
+    // The kept file is untouched, and re-mining files nothing from the ignored folder.
+    json(
+        &palace,
+        &["mine", project.to_str().unwrap(), "--json", "--quiet"],
+    );
+    assert_eq!(
+        json(&palace, &["status", "--json"])["total_drawers"],
+        mined - stale
+    );
+}

@@ -7,6 +7,7 @@
 //!   transcripts, filed as drawers (re-mining files only what changed);
 //! - [`migrate::migrate`]: a MemPalace 3.11 (ChromaDB) palace brought in whole;
 //! - [`project`]: a project's `mempalace.yaml` (`init`) and the wing and rooms it mines into;
+//! - [`sync`]: drawers of files a project no longer has or no longer mines;
 //! - [`wing_split`]: a wing of many projects' transcripts split into one wing per project;
 //! - [`hooks`]: what an agent harness's hooks (Claude Code, Codex) do: file each session as
 //!   it goes and put the project's memory in a new session's context.
@@ -25,6 +26,7 @@ pub mod progress;
 pub mod project;
 pub mod project_mine;
 pub mod split;
+pub mod sync;
 pub mod walk;
 pub mod wing_split;
 

@@ -64,7 +64,8 @@ pub struct SyncRequest {
 pub struct StaleSource {
     /// The file's path as filed.
     pub source_file: String,
-    /// Why its drawers are stale ("missing": no regular file at that path any more).
+    /// Why its drawers are stale ("missing": no file at that path any more; "ignored": the
+    /// project's ignore rules now exclude it).
     pub reason: String,
     /// How many drawers were mined from it.
     pub drawers: u64,
@@ -206,8 +207,20 @@ impl Palace {
 
     /// Finds drawers mined from files that no longer exist (optionally only under
     /// `project_dir` and in one wing) and, with `apply`, deletes them. Only mined drawers
-    /// are looked at: what agents filed by hand names no file to check.
+    /// are looked at: what agents filed by hand names no file to check. (To prune files a
+    /// project now ignores too, see `mempalace_ingest::sync`.)
     pub async fn sync(&self, request: &SyncRequest) -> Result<SyncReport> {
+        self.sync_with_rules(request, &|_| false).await
+    }
+
+    /// [`Self::sync`] that also counts as stale the files that still exist but `ignored`
+    /// says the project no longer mines (reason "ignored"; e.g. its .gitignore now names
+    /// them).
+    pub async fn sync_with_rules(
+        &self,
+        request: &SyncRequest,
+        ignored: &(dyn Fn(&Path) -> bool + Send + Sync),
+    ) -> Result<SyncReport> {
         if let Some(w) = &request.wing {
             validate_name("wing", w)?;
         }
@@ -271,14 +284,19 @@ impl Palace {
                         || e.raw_os_error() == Some(libc::ENOTDIR)
                 }
             };
-            if gone {
-                stale_sources.push(StaleSource {
-                    source_file: source,
-                    reason: "missing".into(),
-                    drawers: ids.len() as u64,
-                });
-                stale_ids.extend(ids);
-            }
+            let reason = if gone {
+                "missing"
+            } else if ignored(Path::new(&source)) {
+                "ignored"
+            } else {
+                continue;
+            };
+            stale_sources.push(StaleSource {
+                source_file: source,
+                reason: reason.into(),
+                drawers: ids.len() as u64,
+            });
+            stale_ids.extend(ids);
         }
         let mut deleted = 0;
         if request.apply {

@@ -408,7 +408,7 @@ impl MemPalaceServer {
         )
     }
 
-    /// Prune drawers mined from files that no longer exist. Returns a dry-run report by default; pass apply=true to delete.
+    /// Prune drawers mined from files that no longer exist (or, with project_dir, that its .gitignore now excludes). Returns a dry-run report by default; pass apply=true to delete.
     #[tool(name = "mempalace_sync")]
     async fn sync(&self, Parameters(a): Parameters<SyncArgs>) -> ToolAnswer {
         let request = SyncRequest {
@@ -416,7 +416,7 @@ impl MemPalaceServer {
             wing: a.wing,
             apply: a.apply,
         };
-        write(self.palace.sync(&request).await)
+        write(mempalace_ingest::sync::sync(&self.palace, &request).await)
     }
 
     /// Save a whole session in one call: semantic-dedups each item, files non-duplicates as drawers, then writes one diary entry. Use this instead of many separate check_duplicate/add_drawer/diary_write calls.
