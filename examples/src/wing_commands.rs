@@ -28,7 +28,7 @@ const SHOWN_TARGETS: usize = 25;
 pub enum WingsCommand {
     /// Re-key a wing that holds many projects' transcripts (e.g. all of ~/.claude/projects
     /// mined as one wing) into one wing per source project. Without --yes: plan into
-    /// <palace>/wings/split-<wing>.json (edit the targets there); with --yes: apply that plan
+    /// PALACE/wings/split-WING.json (edit the targets there); with --yes: apply that plan
     /// (drawers keep ids and vectors, closets follow, the wing's hallways are dropped).
     Split {
         /// The wing to split.
