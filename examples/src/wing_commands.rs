@@ -163,8 +163,15 @@ pub async fn wings(palace: &Palace, command: WingsCommand) -> Result<i32> {
     };
     if !json {
         print!("{}", render_split_report(&plan));
-        if wing_split::split_pending(&palace_dir, &wing) {
-            println!("  Resuming an interrupted split: finishing drawers, closets and hallways.");
+    }
+    match wing_split::check_pending(&palace_dir, &plan) {
+        Ok(true) if !json => {
+            println!("  Resuming an interrupted split: finishing drawers, closets and hallways.")
+        }
+        Ok(_) => {}
+        Err(e) => {
+            println!("  {}", terminal_safe(&e.to_string()));
+            return Ok(REFUSED);
         }
     }
     match apply_wing_split(palace, &plan).await {

@@ -184,13 +184,29 @@ async fn wings_split_plans_applies_and_finishes_an_interrupted_split() {
         planned.contains("A split of wing_api was interrupted."),
         "{planned}"
     );
-    std::fs::remove_file(&marker).unwrap();
+    assert!(
+        !text.contains("Resuming"),
+        "a refused resume does not announce itself: {text}"
+    );
+    // The interrupted apply was of this plan: running it again finishes it.
+    let edited = mempalace::ingest::wing_split::load_plan(&palace, "wing_api").unwrap();
+    std::fs::write(
+        &marker,
+        format!("{{\"plan_sha256\": \"{}\"}}\n", edited.fingerprint()),
+    )
+    .unwrap();
 
-    // Apply.
+    // Apply (resuming).
     let applied = ok(
         &home,
         &palace,
         &["wings", "split", "--wing", "wing_api", "--yes"],
+    );
+    assert!(
+        applied.contains(
+            "\n  Resuming an interrupted split: finishing drawers, closets and hallways.\n"
+        ),
+        "{applied}"
     );
     assert!(
         applied.ends_with(&format!(
@@ -288,4 +304,22 @@ async fn migrate_wings_re_keys_legacy_spellings_after_a_dry_run() {
         ok(&home, &palace, &["migrate-wings"]),
         "  All wing names are already normalized -- nothing to migrate.\n"
     );
+}
+
+#[test]
+fn a_missing_palace_is_named_and_not_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let typo = dir.path().join("no-such-palace");
+    for args in [
+        &["wings", "split", "--wing", "wing_api"][..],
+        &["migrate-wings", "--dry-run"],
+    ] {
+        let out = run(&home, &typo, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("No palace found at"), "{args:?}: {stderr}");
+        assert!(!typo.exists(), "{args:?} created the folder");
+    }
 }

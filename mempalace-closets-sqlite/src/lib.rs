@@ -258,10 +258,10 @@ impl ClosetIndex for SqliteClosets {
             let mut moved = 0;
             {
                 let mut relabel = tx.prepare_cached(
-                    "UPDATE closets SET wing = ?2, room = ?3 WHERE source_file = ?1",
+                    "UPDATE closets SET wing = ?3 WHERE source_file = ?1 AND wing = ?2",
                 )?;
                 for m in &moves {
-                    moved += relabel.execute(params![m.source_file, m.wing, m.room])?;
+                    moved += relabel.execute(params![m.source_file, m.from_wing, m.wing])?;
                 }
             }
             tx.commit()?;

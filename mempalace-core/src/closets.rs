@@ -50,15 +50,16 @@ pub struct Closet {
     pub source_file: String,
 }
 
-/// A source file's closets' new place (they follow the file's drawers when those move).
+/// A source file's closets in one wing moving to another wing (they follow the file's
+/// drawers when those change wing); their rooms stay.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ClosetMove {
     /// The source file whose closets move.
     pub source_file: String,
+    /// The wing they are in now (closets of the file in other wings stay).
+    pub from_wing: String,
     /// Their new wing.
     pub wing: String,
-    /// Their new room.
-    pub room: String,
 }
 
 /// Which closets a search may use: those of its wing, room and source file.
@@ -125,8 +126,8 @@ pub trait ClosetIndex: Send + Sync {
     /// Number of closets.
     async fn count(&self) -> Result<u64>;
 
-    /// Gives the closets of each move's source file the move's wing and room; returns how
-    /// many closets moved. The default refuses (when there is anything to move).
+    /// Gives the closets of each move's source file in its `from_wing` the move's wing;
+    /// returns how many closets moved. The default refuses (when there is anything to move).
     async fn relocate_sources(&self, moves: &[ClosetMove]) -> Result<usize> {
         if moves.is_empty() {
             return Ok(0);
@@ -209,9 +210,11 @@ impl ClosetIndex for MemoryClosets {
         let mut held = self.closets.write().unwrap_or_else(|e| e.into_inner());
         let mut moved = 0;
         for m in moves {
-            for c in held.iter_mut().filter(|c| c.source_file == m.source_file) {
+            for c in held
+                .iter_mut()
+                .filter(|c| c.source_file == m.source_file && c.wing == m.from_wing)
+            {
                 c.wing = m.wing.clone();
-                c.room = m.room.clone();
                 moved += 1;
             }
         }

@@ -89,13 +89,22 @@ async fn palace() -> Setup {
         .await
         .unwrap();
     palace
-        .import_closets(&[Closet {
-            id: "closet_a".into(),
-            text: "deploy notes|Deploy|→d1,d2".into(),
-            wing: "_home_me_app".into(),
-            room: "notes".into(),
-            source_file: "/a.md".into(),
-        }])
+        .import_closets(&[
+            Closet {
+                id: "closet_a".into(),
+                text: "deploy notes|Deploy|→d1,d2".into(),
+                wing: "_home_me_app".into(),
+                room: "notes".into(),
+                source_file: "/a.md".into(),
+            },
+            Closet {
+                id: "closet_a_garden".into(),
+                text: "deploy notes|Deploy|→elsewhere".into(),
+                wing: "garden".into(),
+                room: "beds".into(),
+                source_file: "/a.md".into(),
+            },
+        ])
         .await
         .unwrap();
     Setup {
@@ -182,6 +191,20 @@ async fn migrate_wings_plans_then_renames_and_merges_keeping_ids_and_vectors() {
         .await
         .unwrap();
     assert_eq!(closets.len(), 1, "the closet followed its drawers");
+    let elsewhere = ClosetScope {
+        wing: Some("garden".into()),
+        ..Default::default()
+    };
+    let stayed = s
+        .closets
+        .containing_any(&["deploy".to_string()], &elsewhere, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        stayed.len(),
+        1,
+        "the same file's closet in another wing stays"
+    );
 
     let again = s.palace.migrate_wing_names(true).await.unwrap();
     assert!(again.renames.is_empty(), "a second run finds nothing to do");
@@ -213,4 +236,21 @@ async fn move_drawers_checks_every_name_before_writing() {
     assert_eq!(moved.drawers, 1);
     let d5 = s.palace.store().get(&["d5".to_string()]).await.unwrap();
     assert_eq!(d5[0].metadata.room, "greenhouse");
+
+    // One id moved twice: the last move wins, and it is one drawer moved.
+    let twice = [
+        DrawerMove {
+            id: "d5".into(),
+            wing: "garden".into(),
+            room: "shed".into(),
+        },
+        DrawerMove {
+            id: "d5".into(),
+            wing: "garden".into(),
+            room: "beds".into(),
+        },
+    ];
+    assert_eq!(s.palace.move_drawers(&twice).await.unwrap().drawers, 1);
+    let d5 = s.palace.store().get(&["d5".to_string()]).await.unwrap();
+    assert_eq!(d5[0].metadata.room, "beds");
 }

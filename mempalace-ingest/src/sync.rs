@@ -67,8 +67,15 @@ impl ProjectIgnoreRules {
             let rules = cache
                 .entry(f.clone())
                 .or_insert_with(|| Self::rules_of(&f, is_root));
+            // The path relative to the rules' folder, rebuilt from its components: the
+            // matcher compares bytes and insists the path is under its folder, and a stored
+            // path may be spelled `/proj//a.md` or `/proj/./a.md`.
+            let Ok(inside) = path.strip_prefix(&f) else {
+                continue;
+            };
+            let inside: PathBuf = inside.components().collect();
             if let Some(rules) = rules {
-                match rules.matched_path_or_any_parents(path, false) {
+                match rules.matched_path_or_any_parents(&inside, false) {
                     Match::Ignore(_) => ignored = true,
                     Match::Whitelist(_) => ignored = false,
                     Match::None => {}

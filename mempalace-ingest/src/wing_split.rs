@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 use mempalace_core::palace::DrawersMoved;
 use mempalace_core::python_repr::python_repr;
 use mempalace_core::validation::{normalize_wing_name, validate_name};
-use mempalace_core::{DrawerFilter, DrawerMove, Page, Palace};
+use mempalace_core::{DrawerFilter, DrawerMove, Page, Palace, PalaceError};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -29,6 +29,8 @@ use crate::error::{IngestError, Result};
 
 /// Drawers read per page while planning or applying.
 const PAGE: usize = 1000;
+/// Hallways read per page while dropping a split wing's.
+const HALLWAY_PAGE: i64 = 500;
 /// Lines of a Codex rollout file read for its session's `cwd`.
 const CODEX_HEAD_LINES: usize = 3;
 /// Folder names after which a Claude Code project key names the project (3.11's markers).
@@ -403,6 +405,12 @@ async fn wing_rows(palace: &Palace, wing: &str) -> Result<Vec<(String, String, S
 /// split.
 pub async fn plan_wing_split(palace: &Palace, wing: &str) -> Result<WingSplitPlan> {
     validate_name("wing", wing)?;
+    if !palace.is_initialised().await? {
+        return Err(PalaceError::NoPalace {
+            palace_path: palace.path().to_path_buf(),
+        }
+        .into());
+    }
     let mut existing = palace_wings(palace).await?;
     existing.remove(wing);
     let mut order: Vec<String> = Vec::new();
@@ -564,6 +572,37 @@ pub fn split_pending(palace_dir: &Path, wing: &str) -> bool {
     pending_path(palace_dir, wing).exists()
 }
 
+/// Whether applying `plan` resumes an interrupted apply (its `.pending` marker is there and
+/// pins this plan); a marker pinning another plan (or unreadable) is refused.
+pub fn check_pending(
+    palace_dir: &Path,
+    plan: &WingSplitPlan,
+) -> std::result::Result<bool, SplitPlanError> {
+    let marker = pending_path(palace_dir, &plan.wing);
+    if !marker.exists() {
+        return Ok(false);
+    }
+    let current = plan.fingerprint();
+    let pinned = std::fs::read_to_string(&marker)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(t.trim()).ok())
+        .and_then(|v| {
+            v.get("plan_sha256")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        });
+    if pinned.as_deref() == Some(current.as_str()) {
+        Ok(true)
+    } else {
+        Err(SplitPlanError::PlanChanged {
+            wing: plan.wing.clone(),
+            pinned,
+            current,
+        })
+    }
+}
+
 /// Moves `plan.wing`'s drawers into their projects' target wings (closets follow), then drops
 /// the wing's hallways. A `.pending` marker pinned to the plan is written first and removed
 /// last, so an interrupted apply is finished by running it again with the same plan (another
@@ -576,25 +615,8 @@ pub async fn apply_wing_split(palace: &Palace, plan: &WingSplitPlan) -> Result<W
     let palace_dir = palace.path().to_path_buf();
     let marker = pending_path(&palace_dir, &plan.wing);
     let fingerprint = plan.fingerprint();
-    let resumed = marker.exists();
-    if resumed {
-        let pinned = std::fs::read_to_string(&marker)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(t.trim()).ok())
-            .and_then(|v| {
-                v.get("plan_sha256")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            });
-        if pinned.as_deref() != Some(fingerprint.as_str()) {
-            return Err(SplitPlanError::PlanChanged {
-                wing: plan.wing.clone(),
-                pinned,
-                current: fingerprint,
-            }
-            .into());
-        }
-    } else {
+    let resumed = check_pending(&palace_dir, plan)?;
+    if !resumed {
         let started = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false);
         write_replacing(
             &marker,
@@ -632,28 +654,35 @@ pub async fn apply_wing_split(palace: &Palace, plan: &WingSplitPlan) -> Result<W
     let DrawersMoved { drawers, closets } = palace.move_drawers(&moves).await?;
     let mut hallways_dropped = 0;
     if drawers > 0 || resumed {
-        let hallways = palace
-            .list_hallways(Some(&plan.wing), Some(500), None)
-            .await?;
-        let mut page = hallways;
+        // Every hallway id of the wing first (paging while deleting would skip some), then
+        // each deleted once; an id the links store refuses stays, it does not stop the split.
+        let mut ids = Vec::new();
+        let mut offset = 0usize;
         loop {
-            let ids: Vec<String> = page
-                .hallways
-                .iter()
-                .filter(|h| h.wing == plan.wing)
-                .map(|h| h.id.clone())
-                .collect();
-            if ids.is_empty() {
+            let page = palace
+                .list_hallways(
+                    Some(&plan.wing),
+                    Some(HALLWAY_PAGE),
+                    Some(i64::try_from(offset).unwrap_or(i64::MAX)),
+                )
+                .await?;
+            offset += page.hallways.len();
+            ids.extend(
+                page.hallways
+                    .into_iter()
+                    .filter(|h| h.wing == plan.wing)
+                    .map(|h| h.id),
+            );
+            if page.count == 0 || offset >= page.total {
                 break;
             }
-            for id in ids {
-                if palace.delete_hallway(&id).await?.deleted {
-                    hallways_dropped += 1;
-                }
+        }
+        for id in ids {
+            match palace.delete_hallway(&id).await {
+                Ok(d) if d.deleted => hallways_dropped += 1,
+                Ok(_) => {}
+                Err(e) => tracing::warn!(hallway = %id, error = %e, "hallway not dropped"),
             }
-            page = palace
-                .list_hallways(Some(&plan.wing), Some(500), None)
-                .await?;
         }
     }
     std::fs::remove_file(&marker).map_err(|e| IngestError::io(&marker, e))?;

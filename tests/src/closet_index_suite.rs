@@ -238,47 +238,63 @@ pub async fn delete_for_sources_leaves_the_rest(factory: &dyn ClosetFactory) {
     assert_eq!(ids(&left), vec!["c3"]);
 }
 
-/// `relocate_sources` gives a source file's closets a new wing and room; other files' stay.
+/// `relocate_sources` gives a source file's closets in one wing a new wing (rooms kept);
+/// the file's closets in other wings, and other files' closets, stay.
 pub async fn relocate_sources_moves_a_files_closets(factory: &dyn ClosetFactory) {
     let fx = factory.create().await;
+    let mut other_wing = closet("c4", "tomatoes", "/a.md");
+    other_wing.wing = "elsewhere".into();
     fx.index
         .upsert(&[
             closet("c1", "tomatoes", "/a.md"),
             closet("c2", "tomatoes", "/a.md"),
             closet("c3", "tomatoes", "/b.md"),
+            other_wing,
         ])
         .await
         .unwrap();
     let moves = [
         ClosetMove {
             source_file: "/a.md".into(),
+            from_wing: "w".into(),
             wing: "garden's".into(),
-            room: "beds".into(),
         },
         ClosetMove {
             source_file: "/none.md".into(),
+            from_wing: "w".into(),
             wing: "x".into(),
-            room: "y".into(),
         },
     ];
     assert_eq!(fx.index.relocate_sources(&moves).await.unwrap(), 2);
-    let scope = ClosetScope {
-        wing: Some("garden's".into()),
-        room: Some("beds".into()),
+    let in_scope = |wing: &str| ClosetScope {
+        wing: Some(wing.into()),
+        room: Some("r".into()),
         source_file: None,
     };
-    let moved = fx
-        .index
-        .containing_any(&words(&["tomatoes"]), &scope, 10)
-        .await
-        .unwrap();
-    assert_eq!(ids(&moved), vec!["c1", "c2"]);
-    let all = fx
-        .index
-        .containing_any(&words(&["tomatoes"]), &ClosetScope::default(), 10)
-        .await
-        .unwrap();
-    assert_eq!(all.len(), 3, "nothing added or lost");
+    let find = |scope: ClosetScope| {
+        let index = &fx.index;
+        async move {
+            index
+                .containing_any(&words(&["tomatoes"]), &scope, 10)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        ids(&find(in_scope("garden's")).await),
+        vec!["c1", "c2"],
+        "room kept"
+    );
+    assert_eq!(ids(&find(in_scope("w")).await), vec!["c3"]);
+    let elsewhere = ClosetScope {
+        wing: Some("elsewhere".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        ids(&find(elsewhere).await),
+        vec!["c4"],
+        "another wing's closet stays"
+    );
     assert_eq!(fx.index.relocate_sources(&[]).await.unwrap(), 0);
 }
 

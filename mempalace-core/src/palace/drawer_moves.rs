@@ -20,35 +20,49 @@ pub struct DrawersMoved {
     pub closets: usize,
 }
 
-/// The closet moves that follow `moved` drawers: a source file's closets go where its drawers
-/// went, when all of the file's moved drawers went to one place.
+/// The closet moves that follow `moved` drawers (each with its new place): a source file's
+/// closets in a drawer's old wing go to that drawer's new wing, when all of the file's moved
+/// drawers from that wing go to one wing.
 pub(super) fn closets_following(moved: &[(Drawer, DrawerMove)]) -> Vec<ClosetMove> {
-    let mut by_source: BTreeMap<&str, Option<(&str, &str)>> = BTreeMap::new();
+    let mut by_source: BTreeMap<(&str, &str), Option<&str>> = BTreeMap::new();
     for (drawer, m) in moved {
         let source = drawer.metadata.source_file.as_str();
-        if source.is_empty() {
+        let from = drawer.metadata.wing.as_str();
+        if source.is_empty() || from == m.wing {
             continue;
         }
-        let place = (m.wing.as_str(), m.room.as_str());
         by_source
-            .entry(source)
-            .and_modify(|p| {
-                if *p != Some(place) {
-                    *p = None;
+            .entry((source, from))
+            .and_modify(|to| {
+                if *to != Some(m.wing.as_str()) {
+                    *to = None;
                 }
             })
-            .or_insert(Some(place));
+            .or_insert(Some(m.wing.as_str()));
     }
     by_source
         .into_iter()
-        .filter_map(|(source, place)| {
-            place.map(|(wing, room)| ClosetMove {
+        .filter_map(|((source, from), to)| {
+            to.map(|wing| ClosetMove {
                 source_file: source.to_string(),
+                from_wing: from.to_string(),
                 wing: wing.to_string(),
-                room: room.to_string(),
             })
         })
         .collect()
+}
+
+/// `moves` with one move per id, the last one given winning (as applied one by one).
+fn last_move_per_id(moves: &[DrawerMove]) -> Vec<DrawerMove> {
+    let mut seen = std::collections::HashSet::new();
+    let mut kept: Vec<DrawerMove> = moves
+        .iter()
+        .rev()
+        .filter(|m| seen.insert(m.id.as_str()))
+        .cloned()
+        .collect();
+    kept.reverse();
+    kept
 }
 
 impl Palace {
@@ -71,6 +85,7 @@ impl Palace {
 
     /// [`Self::move_drawers`] for a caller that holds the write lock and checked the names.
     pub(super) async fn move_drawers_locked(&self, moves: &[DrawerMove]) -> Result<DrawersMoved> {
+        let moves = last_move_per_id(moves);
         let ids: Vec<String> = moves.iter().map(|m| m.id.clone()).collect();
         let stored: BTreeMap<String, Drawer> = self
             .store
@@ -83,13 +98,15 @@ impl Palace {
             .iter()
             .filter_map(|m| stored.get(&m.id).map(|d| (d.clone(), m.clone())))
             .collect();
-        let drawers = self.store.relocate(moves).await?;
+        // Closets first: should the drawers' move then fail, running it again finds the
+        // drawers still in their old wing and moves them (their closets are already there).
         let closet_moves = closets_following(&moved);
         let closets = if closet_moves.is_empty() {
             0
         } else {
             self.closets.relocate_sources(&closet_moves).await?
         };
+        let drawers = self.store.relocate(&moves).await?;
         Ok(DrawersMoved { drawers, closets })
     }
 }
