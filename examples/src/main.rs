@@ -328,6 +328,19 @@ enum Command {
     /// 3.11's `propose` and `prune` are not offered).
     #[command(subcommand)]
     Tunnels(TunnelsCommand),
+    /// Score how well the palace is organised, read-only (MemPalace 3.11's `audit`): rooms,
+    /// naming, tunnels, hallways and the knowledge graph, each 0-100, with findings.
+    Audit {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// No progress lines (there are none: the report is fast).
+        #[arg(long)]
+        quiet: bool,
+        /// Exit with status 2 when the overall score is below SCORE.
+        #[arg(long, value_name = "SCORE")]
+        fail_under: Option<i64>,
+    },
     /// Re-key wings named before 3.11's spelling rule (`_home_me_app`, `-app-`) to their
     /// normalised spelling, merging into an existing wing of that name; drawers keep their ids
     /// and vectors, closets follow. Asks first unless --yes.
@@ -1151,6 +1164,24 @@ async fn run(cli: Cli) -> Result<()> {
             palace_links_commands::hallways(&palace, wing.as_deref(), limit, json).await?
         }
         Command::Tunnels(cmd) => palace_links_commands::tunnels(&palace, cmd).await?,
+        Command::Audit {
+            json,
+            quiet: _,
+            fail_under,
+        } => {
+            let report = palace.audit().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", render::audit(&report));
+            }
+            let overall = mempalace::core::palace_audit::overall_score(&report);
+            if let (Some(floor), Some(score)) = (fail_under, overall)
+                && score < floor
+            {
+                std::process::exit(2);
+            }
+        }
         Command::MigrateWings { dry_run, yes, json } => {
             wing_commands::migrate_wings(&palace, dry_run, yes, json).await?
         }

@@ -396,6 +396,22 @@ pub fn sync(r: &mempalace::core::palace::SyncReport, palace: &std::path::Path) -
     out
 }
 
+/// `audit`'s text report at the terminal's width (`COLUMNS`, else the terminal's, else 80;
+/// 40 to 100), with everything the palace supplied escaped.
+pub fn audit(report: &serde_json::Value) -> String {
+    let width = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<usize>().ok())
+        .filter(|c| *c > 0)
+        .or_else(|| {
+            console::Term::stdout()
+                .size_checked()
+                .map(|(_, cols)| cols as usize)
+        })
+        .unwrap_or(80);
+    terminal_safe_block(&mempalace::core::palace_audit::render_audit(report, width)) + "\n"
+}
+
 /// `sweep`'s report: a line per transcript, then the total for a folder.
 pub fn sweep(r: &mempalace::ingest::hooks::sweep::SweepReport) -> String {
     let mut out = String::new();

@@ -406,6 +406,10 @@ pub struct KgStats {
     pub relationship_types: Vec<String>,
     /// Triple count per predicate.
     pub predicates: BTreeMap<String, u64>,
+    /// Open-fact (no `valid_to`) count per predicate (`audit`'s predicate reuse; not part of
+    /// the `kg_stats` payload).
+    #[serde(skip)]
+    pub current_predicates: BTreeMap<String, u64>,
 }
 
 /// A temporal knowledge graph. Backends validate input with [`NewTriple::validated`] and the

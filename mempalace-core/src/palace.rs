@@ -36,6 +36,7 @@ use crate::vector_store::{Page, RoomCount, VectorStore};
 use crate::write_lock::{FileWriteLock, WriteLock};
 
 mod aaak_ops;
+mod audit_ops;
 mod checkpoint;
 mod conversation_filing;
 mod coordination_ops;

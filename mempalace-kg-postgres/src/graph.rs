@@ -774,6 +774,7 @@ impl KnowledgeGraph for PostgresKnowledgeGraph {
                 expired_facts: 0,
                 relationship_types: Vec::new(),
                 predicates: Default::default(),
+                current_predicates: Default::default(),
             });
         }
         let mut client = self.client(op).await?;
@@ -809,6 +810,19 @@ impl KnowledgeGraph for PostgresKnowledgeGraph {
             .iter()
             .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1).max(0) as u64))
             .collect();
+        let current_predicates: std::collections::BTreeMap<String, u64> = tx
+            .query(
+                &self.sql(
+                    "SELECT predicate, COUNT(*) FROM {s}.triples WHERE valid_to IS NULL
+                        GROUP BY predicate ORDER BY predicate",
+                ),
+                &[],
+            )
+            .await
+            .map_err(pg(op))?
+            .iter()
+            .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1).max(0) as u64))
+            .collect();
         tx.commit().await.map_err(pg(op))?;
         Ok(KgStats {
             entities,
@@ -817,6 +831,7 @@ impl KnowledgeGraph for PostgresKnowledgeGraph {
             expired_facts: triples.saturating_sub(current_facts),
             relationship_types: predicates.keys().cloned().collect(),
             predicates,
+            current_predicates,
         })
     }
 }

@@ -516,6 +516,7 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
             expired_facts: 0,
             relationship_types: Vec::new(),
             predicates: Default::default(),
+            current_predicates: Default::default(),
         };
         self.read(op, empty, move |conn| {
             // One read transaction: every count sees the same snapshot, even while other
@@ -549,6 +550,21 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
                 })
                 .map_err(sql(op))?;
             drop(stmt);
+            let mut stmt = tx
+                .prepare(
+                    "SELECT predicate, COUNT(*) FROM triples WHERE valid_to IS NULL \
+                     GROUP BY predicate ORDER BY predicate",
+                )
+                .map_err(sql(op))?;
+            let current_predicates = stmt
+                .query_map([], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+                })
+                .and_then(|rows| {
+                    rows.collect::<rusqlite::Result<std::collections::BTreeMap<_, _>>>()
+                })
+                .map_err(sql(op))?;
+            drop(stmt);
             tx.finish().map_err(sql(op))?;
             Ok(KgStats {
                 entities,
@@ -557,6 +573,7 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
                 expired_facts: triples.saturating_sub(current_facts),
                 relationship_types: predicates.keys().cloned().collect(),
                 predicates,
+                current_predicates,
             })
         })
         .await

@@ -302,7 +302,17 @@ pub async fn supersede_leaves_no_overlap<F: KgFactory + ?Sized>(factory: &F) {
     // Again: Clerk is already current, so the same triple comes back and nothing is added.
     let again = kg.supersede(&change).await.unwrap();
     assert_eq!(again.new_triple_id, done.new_triple_id);
-    assert_eq!(kg.stats().await.unwrap().triples, 2);
+    let stats = kg.stats().await.unwrap();
+    assert_eq!(stats.triples, 2);
+    assert_eq!(
+        stats.predicates,
+        std::collections::BTreeMap::from([("uses".to_string(), 2)])
+    );
+    assert_eq!(
+        stats.current_predicates,
+        std::collections::BTreeMap::from([("uses".to_string(), 1)]),
+        "open facts only"
+    );
 
     // A same-day change is not refused: Clerk closes where Okta opens.
     let mut same_day = change.clone();
