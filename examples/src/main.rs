@@ -311,12 +311,20 @@ enum Command {
         #[arg(long, value_enum, default_value = "full")]
         mcp: RulesMcpArg,
     },
-    /// Hallways: entity co-occurrence links within a wing, strongest first (3.11's
-    /// `--rebuild` and `--prune-spellings` are not offered).
+    /// Hallways: entity co-occurrence links within a wing, strongest first; with
+    /// --prune-spellings, the spelling artifacts among them (3.11's `--rebuild` is not
+    /// offered: our miner records no per-drawer entities to rebuild from).
     Hallways {
         /// Only this wing.
         #[arg(long)]
         wing: Option<String>,
+        /// Report hallways joining two spellings of one entity and weaker spellings of one
+        /// association (removed with --yes).
+        #[arg(long)]
+        prune_spellings: bool,
+        /// With --prune-spellings: remove them.
+        #[arg(long, requires = "prune_spellings")]
+        yes: bool,
         /// Most hallways shown (1 to 500).
         #[arg(long, default_value_t = 50)]
         limit: usize,
@@ -324,8 +332,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Tunnels: explicit links between rooms of different wings (the MCP tools' operations;
-    /// 3.11's `propose` and `prune` are not offered).
+    /// Tunnels: explicit links between rooms of different wings (the MCP tools' operations
+    /// and `prune`; 3.11's `propose` is not offered: it ranks entities our miner does not
+    /// record).
     #[command(subcommand)]
     Tunnels(TunnelsCommand),
     /// Score how well the palace is organised, read-only (MemPalace 3.11's `audit`): rooms,
@@ -1160,8 +1169,18 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Artifact(cmd) => {
             exit_unless_done(coordination_commands::artifact(&palace, cmd).await)
         }
-        Command::Hallways { wing, limit, json } => {
-            palace_links_commands::hallways(&palace, wing.as_deref(), limit, json).await?
+        Command::Hallways {
+            wing,
+            limit,
+            json,
+            prune_spellings,
+            yes,
+        } => {
+            if prune_spellings {
+                palace_links_commands::prune_hallway_spellings(&palace, yes, json).await?
+            } else {
+                palace_links_commands::hallways(&palace, wing.as_deref(), limit, json).await?
+            }
         }
         Command::Tunnels(cmd) => palace_links_commands::tunnels(&palace, cmd).await?,
         Command::Audit {

@@ -42,6 +42,17 @@ pub enum TunnelsCommand {
         /// The tunnel's id.
         tunnel_id: String,
     },
+    /// Remove artifact tunnels: on a generic entity name, with an end in a wing that has no
+    /// drawers, or another spelling of a kept tunnel (the most followed is kept). A dry run
+    /// unless --yes.
+    Prune {
+        /// Remove them.
+        #[arg(long)]
+        yes: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Where the tunnels of a room lead.
     Follow {
         /// The room's wing.
@@ -52,6 +63,35 @@ pub enum TunnelsCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `hallways --prune-spellings [--yes]`: 3.11's report of spelling artifacts, removed with
+/// `yes`.
+pub async fn prune_hallway_spellings(palace: &Palace, yes: bool, json: bool) -> Result<()> {
+    let prune = palace.prune_hallway_spellings(yes).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&prune)?);
+        return Ok(());
+    }
+    let doomed = prune.self_links + prune.duplicates;
+    println!(
+        "  {doomed} of {} hallways are spelling artifacts: {} self-links, {} duplicate spellings.",
+        prune.total, prune.self_links, prune.duplicates
+    );
+    for (wing, n) in prune.by_wing.iter().take(8) {
+        println!("    {}: {n}", terminal_safe(wing));
+    }
+    for label in prune.sample.iter().take(5) {
+        println!("    e.g. {}", terminal_safe(label));
+    }
+    if doomed > 0 {
+        if yes {
+            println!("  Removed {doomed}.");
+        } else {
+            println!("  Dry run. Re-run with --yes to remove them.");
+        }
+    }
+    Ok(())
 }
 
 /// `hallways [--wing W] [--limit N] [--json]`: 3.11's listing, strongest first.
@@ -110,6 +150,25 @@ pub async fn tunnels(palace: &Palace, command: TunnelsCommand) -> Result<()> {
                 println!("Deleted {}", terminal_safe(&deleted.deleted));
             } else {
                 println!("No tunnel {}", terminal_safe(&deleted.deleted));
+            }
+        }
+        TunnelsCommand::Prune { yes, json } => {
+            let prune = palace.prune_tunnels(yes).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&prune)?);
+                return Ok(());
+            }
+            let removed = prune.artifact_ids.len();
+            println!(
+                "  {removed} of {} tunnels are artifacts: {} generic tokens, {} dangling endpoints, {} duplicate spellings.",
+                prune.total, prune.generic, prune.dangling, prune.duplicates
+            );
+            if removed > 0 {
+                if yes {
+                    println!("  Removed {removed}.");
+                } else {
+                    println!("  Dry run. Re-run with --yes to remove them.");
+                }
             }
         }
         TunnelsCommand::Follow { wing, room, json } => {

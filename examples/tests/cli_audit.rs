@@ -162,3 +162,80 @@ async fn audit_scores_a_palace_like_3_11_and_changes_nothing() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("No palace found"));
 }
+
+/// The files 3.11 pruned, in a palace of its three wings: the same report lines, byte for
+/// byte, and after --yes nothing left to prune.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prunes_report_and_remove_what_3_11_does() {
+    let fixtures = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../mempalace-core/tests/fixtures/prune_3_11");
+    let dir = tempfile::tempdir().unwrap();
+    let palace = dir.path().join("palace");
+    {
+        let p = mempalace::open(&palace).await.unwrap();
+        for (wing, text) in [
+            (
+                "alpha",
+                "Aya and Lumi planned the alpha release together in March.",
+            ),
+            (
+                "beta",
+                "Pelleran reviewed the beta billing changes before the freeze.",
+            ),
+            (
+                "gamma",
+                "Quintavex maintains the gamma data pipeline and its nightly jobs.",
+            ),
+        ] {
+            p.add_drawer(mempalace::core::NewDrawer::new(wing, "general", text))
+                .await
+                .unwrap();
+        }
+    }
+    std::fs::copy(
+        fixtures.join("tunnels_before.json"),
+        palace.join("tunnels.json"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixtures.join("hallways_before.json"),
+        palace.join("hallways.json"),
+    )
+    .unwrap();
+
+    let report = "  7 of 20 tunnels are artifacts: 4 generic tokens, 2 dangling endpoints, 1 duplicate spellings.\n";
+    assert_eq!(
+        ok(&palace, &["tunnels", "prune"]),
+        format!("{report}  Dry run. Re-run with --yes to remove them.\n")
+    );
+    assert_eq!(
+        ok(&palace, &["tunnels", "prune", "--yes"]),
+        format!("{report}  Removed 7.\n")
+    );
+    assert_eq!(
+        ok(&palace, &["tunnels", "prune"]),
+        "  0 of 13 tunnels are artifacts: 0 generic tokens, 0 dangling endpoints, 0 duplicate spellings.\n"
+    );
+
+    let report = "  7 of 29 hallways are spelling artifacts: 3 self-links, 4 duplicate spellings.
+    alpha: 6
+    beta: 1
+    e.g. main.zig ↔ src/main.zig
+    e.g. a/src/x.py ↔ b/src/x.py
+    e.g. mcp_server ↔ mcp_server.py
+    e.g. ChatStore.swift ↔ RootView
+    e.g. RootView.swift ↔ ChatStore
+";
+    assert_eq!(
+        ok(&palace, &["hallways", "--prune-spellings"]),
+        format!("{report}  Dry run. Re-run with --yes to remove them.\n")
+    );
+    assert_eq!(
+        ok(&palace, &["hallways", "--prune-spellings", "--yes"]),
+        format!("{report}  Removed 7.\n")
+    );
+    assert_eq!(
+        ok(&palace, &["hallways", "--prune-spellings"]),
+        "  0 of 22 hallways are spelling artifacts: 0 self-links, 0 duplicate spellings.\n"
+    );
+}

@@ -5,7 +5,9 @@
 //! projects), tunnels (artifacts, and wings that share entities but no tunnel), hallways
 //! (spelling artifacts among the strongest) and the knowledge graph (predicate reuse). Each
 //! gets a 0–100 score or none; `overall` is their mean. [`audit`] is a pure function of
-//! [`AuditInputs`]; [`crate::Palace::audit`] gathers them.
+//! [`AuditInputs`]; [`crate::Palace::audit`] gathers them. The two prunes the findings
+//! recommend are here too, judged by the same rules: [`tunnel_artifacts`] (`tunnels prune`)
+//! and [`hallway_spelling_artifacts`] (`hallways --prune-spellings`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -804,6 +806,159 @@ fn analyze_graph(graph: &GraphCounts) -> Value {
         "one_off_sample": one_off.into_iter().take(10).collect::<Vec<_>>(),
         "predicate_reuse": round4(reuse),
     })
+}
+
+// ── Prunes ───────────────────────────────────────────────────────────────
+
+/// What `tunnels prune` finds: tunnels on a generic entity, with an end in a wing that has no
+/// drawers, or another spelling of a tunnel already kept (the most followed is kept).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TunnelPrune {
+    /// Tunnels looked at.
+    pub total: usize,
+    /// On a generic entity name.
+    pub generic: usize,
+    /// With an end in a wing that has no drawers.
+    pub dangling: usize,
+    /// Another spelling of a kept tunnel.
+    pub duplicates: usize,
+    /// The artifacts' ids.
+    pub artifact_ids: Vec<String>,
+}
+
+/// 3.11's `prune_tunnels`: each tunnel, most followed first, is generic (an `entity:` end
+/// naming no project), dangling (an end's wing has no drawers) or a duplicate of one kept.
+pub fn tunnel_artifacts(tunnels: &[Value], existing_wings: &BTreeSet<String>) -> TunnelPrune {
+    let wings: HashSet<String> = existing_wings.iter().map(|w| norm_wing(w)).collect();
+    let spellings: BTreeSet<String> = tunnels
+        .iter()
+        .filter(|t| t.is_object())
+        .filter_map(tunnel_endpoints)
+        .flat_map(|(a, b)| [a.1, b.1])
+        .filter_map(|room| room.strip_prefix("entity:").map(str::to_string))
+        .collect();
+    let mut seen = LinkIndex {
+        ambiguous: ambiguous_spellings(&spellings),
+        buckets: HashMap::new(),
+    };
+    let mut out = TunnelPrune {
+        total: tunnels.len(),
+        ..TunnelPrune::default()
+    };
+    let mut records: Vec<&Value> = tunnels.iter().filter(|t| t.is_object()).collect();
+    records.sort_by_key(|t| std::cmp::Reverse(int_or_zero(t.get("access_count"))));
+    for t in records {
+        let mut bad = false;
+        for end in [endpoint(t, "source"), endpoint(t, "target")] {
+            let room = text_or_empty(end.get("room"));
+            if room.strip_prefix("entity:").is_some_and(is_generic_entity) {
+                out.generic += 1;
+                bad = true;
+                break;
+            }
+            if !wings.contains(&norm_wing(&text_or_empty(end.get("wing")))) {
+                out.dangling += 1;
+                bad = true;
+                break;
+            }
+        }
+        if !bad && let Some(ends) = tunnel_endpoints(t) {
+            if seen.contains(&ends) {
+                out.duplicates += 1;
+                bad = true;
+            } else {
+                seen.add(ends);
+            }
+        }
+        if bad {
+            out.artifact_ids.push(text_or_empty(t.get("id")));
+        }
+    }
+    out
+}
+
+/// What `hallways --prune-spellings` finds: hallways joining two spellings of one entity
+/// (self-links) and weaker spellings of one association in a wing (duplicates).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct HallwayPrune {
+    /// Hallways looked at.
+    pub total: usize,
+    /// Self-links.
+    pub self_links: usize,
+    /// Duplicate spellings.
+    pub duplicates: usize,
+    /// Artifacts per wing, most first.
+    pub by_wing: Vec<(String, usize)>,
+    /// Up to ten artifacts, strongest first, as `a ↔ b`.
+    pub sample: Vec<String>,
+    /// The artifacts' ids.
+    pub artifact_ids: Vec<String>,
+}
+
+/// 3.11's spelling prune: the self-links, and in each association group all but the
+/// strongest record (the first of equal strength kept).
+pub fn hallway_spelling_artifacts(hallways: &[Value]) -> HallwayPrune {
+    let records: Vec<&Value> = hallways.iter().filter(|h| h.is_object()).collect();
+    let strength = |i: usize| std::cmp::Reverse(int_or_zero(records[i].get("co_occurrence_count")));
+    let entity = |i: usize, key: &str| {
+        records[i]
+            .get(key)
+            .filter(|v| !v.is_null())
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+    };
+    let mut self_links: Vec<usize> = (0..records.len())
+        .filter(|&i| {
+            is_self_link(
+                entity(i, "entity_a").as_deref(),
+                entity(i, "entity_b").as_deref(),
+            )
+        })
+        .collect();
+    let candidates: Vec<usize> = (0..records.len())
+        .filter(|i| !self_links.contains(i))
+        .collect();
+    let mut duplicates: Vec<usize> = Vec::new();
+    for mut group in association_groups(&records, &candidates) {
+        group.sort_by_key(|&i| strength(i));
+        duplicates.extend(group.into_iter().skip(1));
+    }
+    let mut by_wing: Vec<(String, usize)> = Vec::new();
+    for &i in self_links.iter().chain(&duplicates) {
+        let w = text_or_empty(records[i].get("wing"));
+        let w = if w.is_empty() { "?".to_string() } else { w };
+        match by_wing.iter_mut().find(|(name, _)| *name == w) {
+            Some((_, n)) => *n += 1,
+            None => by_wing.push((w, 1)),
+        }
+    }
+    by_wing.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    self_links.sort_by_key(|&i| strength(i));
+    duplicates.sort_by_key(|&i| strength(i));
+    let doomed: Vec<usize> = self_links.iter().chain(&duplicates).copied().collect();
+    HallwayPrune {
+        total: hallways.len(),
+        self_links: self_links.len(),
+        duplicates: duplicates.len(),
+        by_wing,
+        sample: doomed
+            .iter()
+            .take(10)
+            .map(|&i| {
+                format!(
+                    "{} \u{2194} {}",
+                    entity_text(records[i], "entity_a"),
+                    entity_text(records[i], "entity_b")
+                )
+            })
+            .collect(),
+        artifact_ids: doomed
+            .iter()
+            .map(|&i| text_or_empty(records[i].get("id")))
+            .collect(),
+    }
 }
 
 // ── Scores and findings ──────────────────────────────────────────────────

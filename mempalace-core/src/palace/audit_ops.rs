@@ -1,5 +1,5 @@
-//! `audit` as a Palace method: the palace's counts, links and graph gathered for
-//! [`crate::palace_audit::audit`].
+//! `audit` as a Palace method (the palace's counts, links and graph gathered for
+//! [`crate::palace_audit::audit`]), and the prunes its findings recommend.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +9,10 @@ use super::Palace;
 use crate::error::Result;
 use crate::filter::DrawerFilter;
 use crate::layout::PalaceLayout;
-use crate::palace_audit::{AuditInputs, GraphCounts, ProjectMix, audit};
+use crate::palace_audit::{
+    AuditInputs, GraphCounts, HallwayPrune, ProjectMix, TunnelPrune, audit,
+    hallway_spelling_artifacts, tunnel_artifacts,
+};
 use crate::transcript_projects::{claude_project_key, resolve_target};
 
 /// Largest projects a mixed transcript wing names.
@@ -136,5 +139,80 @@ impl Palace {
             hallways,
             graph,
         }))
+    }
+
+    /// `tunnels prune`: the tunnels on a generic entity, with an end in a wing that has no
+    /// drawers, or duplicating another spelling of a kept tunnel; deleted when `apply`.
+    pub async fn prune_tunnels(&self, apply: bool) -> Result<TunnelPrune> {
+        self.require_palace().await?;
+        let _guard = if apply {
+            Some(self.write_lock.acquire().await?)
+        } else {
+            None
+        };
+        let wings = self
+            .store
+            .room_counts(&DrawerFilter::all())
+            .await?
+            .into_iter()
+            .map(|c| c.wing)
+            .collect();
+        let tunnels: Vec<Value> = self
+            .links
+            .list_tunnels()
+            .await?
+            .into_iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect();
+        let prune = tunnel_artifacts(&tunnels, &wings);
+        if apply {
+            for id in prune.artifact_ids.iter().filter(|id| !id.is_empty()) {
+                self.links.delete_tunnel(id).await?;
+            }
+        }
+        Ok(prune)
+    }
+
+    /// `hallways --prune-spellings`: hallways joining two spellings of one entity, and weaker
+    /// spellings of one association in a wing; deleted when `apply` (the strongest kept).
+    pub async fn prune_hallway_spellings(&self, apply: bool) -> Result<HallwayPrune> {
+        self.require_palace().await?;
+        let _guard = if apply {
+            Some(self.write_lock.acquire().await?)
+        } else {
+            None
+        };
+        let hallways: Vec<Value> = self
+            .links
+            .list_hallways(None)
+            .await?
+            .into_iter()
+            .filter_map(|h| serde_json::to_value(h).ok())
+            .collect();
+        let prune = hallway_spelling_artifacts(&hallways);
+        if apply {
+            // A record sharing its id with a kept one (an exact copy) stays: deleting by id
+            // would take the kept one with it.
+            let doomed: std::collections::HashSet<&str> =
+                prune.artifact_ids.iter().map(String::as_str).collect();
+            let mut doomed_seen: BTreeMap<&str, usize> = BTreeMap::new();
+            for id in &prune.artifact_ids {
+                *doomed_seen.entry(id).or_default() += 1;
+            }
+            let mut held: BTreeMap<&str, usize> = BTreeMap::new();
+            for h in &hallways {
+                if let Some(id) = h.get("id").and_then(Value::as_str)
+                    && doomed.contains(id)
+                {
+                    *held.entry(id).or_default() += 1;
+                }
+            }
+            for (id, n) in doomed_seen {
+                if !id.is_empty() && held.get(id) == Some(&n) {
+                    self.links.delete_hallway(id).await?;
+                }
+            }
+        }
+        Ok(prune)
     }
 }
