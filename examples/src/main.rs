@@ -26,7 +26,7 @@ use mempalace_cli::coordination_commands::{self, ArtifactCommand, LogstreamComma
 use mempalace_cli::palace_links_commands::{self, TunnelsCommand};
 use mempalace_cli::progress_bars::TerminalProgress;
 use mempalace_cli::render;
-use mempalace_cli::wing_commands::{self, WingsCommand};
+use mempalace_cli::wing_commands::{self, RoomsCommand, WingsCommand};
 
 /// MemPalace: a memory palace for AI agents.
 ///
@@ -364,6 +364,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Room maintenance: `rooms apply` moves a wing's drawers to the nearest room of its room
+    /// set (3.11's `rooms propose` needs an LLM and is not offered).
+    #[command(subcommand)]
+    Rooms(RoomsCommand),
     /// Wing maintenance: `wings split` re-keys a wing of many projects' transcripts into one
     /// wing per project.
     #[command(subcommand)]
@@ -1205,6 +1209,7 @@ async fn run(cli: Cli) -> Result<()> {
             wing_commands::migrate_wings(&palace, dry_run, yes, json).await?
         }
         Command::Wings(cmd) => exit_unless_done(wing_commands::wings(&palace, cmd).await?),
+        Command::Rooms(cmd) => exit_unless_done(wing_commands::rooms(&palace, cmd).await?),
         Command::RepairStatus { json } => {
             let report = palace.repair_status().await?;
             if json {

@@ -1,6 +1,7 @@
-//! `mempalace migrate-wings` and `mempalace wings split`: wing maintenance from the shell, in
-//! MemPalace 3.11's words, as thin calls to `Palace::migrate_wing_names` and
-//! `mempalace::ingest::wing_split`.
+//! `mempalace migrate-wings`, `mempalace wings split` and `mempalace rooms apply`: wing and
+//! room maintenance from the shell, in MemPalace 3.11's words, as thin calls to
+//! `Palace::migrate_wing_names`, `mempalace::ingest::wing_split` and
+//! `Palace::plan_room_reclassification`.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, IsTerminal, Write};
@@ -41,6 +42,129 @@ pub enum WingsCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `mempalace rooms …`: room maintenance.
+#[derive(Subcommand, Debug)]
+pub enum RoomsCommand {
+    /// Give a wing's drawers the nearest room of its room set (PALACE/rooms/WING.json, as
+    /// 3.11's `rooms propose` writes it or you write it) by their stored vectors: no drawer is
+    /// embedded again, no LLM is asked. A dry run unless --yes. (3.11's `rooms propose` asks an
+    /// LLM for the set and is not offered.)
+    Apply {
+        /// The wing.
+        #[arg(long)]
+        wing: String,
+        /// Lowest cosine that moves a drawer.
+        #[arg(long, default_value_t = mempalace::core::room_sets::DEFAULT_THRESHOLD)]
+        threshold: f64,
+        /// Rooms whose drawers may move: `all` or a comma list [default: the generic rooms].
+        #[arg(long = "from", value_name = "ROOMS")]
+        from_rooms: Option<String>,
+        /// In a dry run, show up to N moves per room (at most 5).
+        #[arg(long, default_value_t = 0)]
+        show: usize,
+        /// Write the room changes.
+        #[arg(long)]
+        yes: bool,
+        /// Print the plan as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `rooms apply`: 3.11's report, then the moves with --yes; returns the exit status.
+pub async fn rooms(palace: &Palace, command: RoomsCommand) -> Result<i32> {
+    use mempalace::core::room_sets::{from_rooms, load_room_set};
+    let RoomsCommand::Apply {
+        wing,
+        threshold,
+        from_rooms: from,
+        show,
+        yes,
+        json,
+    } = command;
+    let set = match load_room_set(palace.path(), &wing) {
+        Ok(set) => set,
+        Err(e) => {
+            println!("  {}", terminal_safe(&e.to_string()));
+            return Ok(REFUSED);
+        }
+    };
+    let scope = from_rooms(from.as_deref());
+    let plan = palace
+        .plan_room_reclassification(&wing, &set, threshold, scope.as_ref())
+        .await?;
+    if json {
+        let moved = if yes && !plan.changes.is_empty() {
+            Some(palace.apply_room_plan(&plan).await?)
+        } else {
+            None
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"plan": plan, "moved": moved}))?
+        );
+        return Ok(0);
+    }
+    let sources: Vec<String> = plan
+        .prototypes
+        .iter()
+        .map(|(name, src)| format!("{} ({src})", terminal_safe(name)))
+        .collect();
+    println!("  Room prototypes: {}", sources.join(", "));
+    let label = match &scope {
+        None => "all rooms".to_string(),
+        Some(rooms) => rooms.iter().cloned().collect::<Vec<_>>().join(", "),
+    };
+    println!(
+        "  Reclassifying drawers currently in: {}",
+        terminal_safe(&label)
+    );
+    println!(
+        "  {}: {} drawers; {} would move, {} stay, {} below threshold {threshold:.2} (kept), {} without embeddings (kept).",
+        terminal_safe(&wing),
+        plan.total,
+        plan.changes.len(),
+        plan.kept,
+        plan.below_threshold,
+        plan.no_embedding
+    );
+    for (room, n) in &plan.per_room {
+        println!("    {:<28} {n}", terminal_safe(room));
+    }
+    if !yes {
+        if show > 0 && !plan.changes.is_empty() {
+            println!("\n  Examples of what would move (confidence, excerpt):");
+            for (room, examples) in &plan.examples {
+                println!("    -> {}", terminal_safe(room));
+                for (confidence, text) in examples.iter().take(show.min(5)) {
+                    let excerpt: String = text
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                        .chars()
+                        .take(160)
+                        .collect();
+                    println!("       [{confidence:.2}] {}", terminal_safe(&excerpt));
+                }
+            }
+        }
+        if !plan.changes.is_empty() {
+            println!("\n  Dry run. Re-run with --yes to write the room changes.");
+        }
+        return Ok(0);
+    }
+    if plan.changes.is_empty() {
+        println!("  Nothing to change.");
+        return Ok(0);
+    }
+    let moved = palace.apply_room_plan(&plan).await?;
+    println!(
+        "  Moved {} drawers. Closets keep their rooms. Run `mempalace audit` to see the new rooms score.",
+        moved.drawers
+    );
+    Ok(0)
 }
 
 /// `migrate-wings`: the plan and, unless a dry run or declined, the migration.

@@ -323,3 +323,124 @@ fn a_missing_palace_is_named_and_not_created() {
         assert!(!typo.exists(), "{args:?} created the folder");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rooms_apply_moves_drawers_to_the_nearest_room_of_the_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let palace = dir.path().join("palace");
+    let notes = [
+        (
+            "general",
+            "Added a composite index on orders so the postgres query planner stops scanning the table.",
+        ),
+        (
+            "general",
+            "The schema migration renames the customer column and backfills it in batches of ten thousand rows.",
+        ),
+        (
+            "general",
+            "Tagged version 2.4.0, wrote the changelog and published the release to the registry.",
+        ),
+        (
+            "general",
+            "The release checklist: bump the version, tag the commit, publish the packages, announce it.",
+        ),
+        (
+            "decisions",
+            "We chose Postgres over MySQL for its transactional schema migrations.",
+        ),
+    ];
+    let mut ids = Vec::new();
+    {
+        let p = mempalace::open(&palace).await.unwrap();
+        for (room, text) in notes {
+            let filed = p
+                .add_drawer(NewDrawer::new("orbit", room, text))
+                .await
+                .unwrap();
+            ids.push(filed.drawer_id().unwrap().to_string());
+        }
+    }
+    let run_rooms = |args: &[&str]| {
+        let mut all = vec!["rooms", "apply", "--wing", "orbit"];
+        all.extend_from_slice(args);
+        run(&home, &palace, &all)
+    };
+    let missing = run_rooms(&[]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&missing.stdout),
+        "  No room set for orbit. Run: mempalace rooms propose --wing orbit\n"
+    );
+    std::fs::create_dir_all(palace.join("rooms")).unwrap();
+    let set = palace.join("rooms/orbit.json");
+    std::fs::write(&set, r#"{"rooms": [{"name": "a"}, {"name": "a"}]}"#).unwrap();
+    let dup = run_rooms(&[]);
+    assert_eq!(dup.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&dup.stdout).contains("is invalid: room set lists 'a' twice"));
+
+    // One room from exemplars, one from its description, as 3.11's `rooms propose` writes them.
+    let room_set = serde_json::json!({
+        "schema_version": 1,
+        "wing": "orbit",
+        "rooms": [
+            {"name": "database-migrations", "description": "Schema changes, indexes, query tuning and postgres operations.",
+             "keywords": ["postgres", "index", "migration"], "exemplars": [ids[0], ids[1]]},
+            {"name": "release-process", "description": "Versioning, changelogs, tagging and publishing releases.",
+             "keywords": ["release", "version", "changelog"], "exemplars": []},
+        ]
+    });
+    std::fs::write(&set, serde_json::to_string_pretty(&room_set).unwrap()).unwrap();
+    let dry = String::from_utf8(run_rooms(&["--show", "1"]).stdout).unwrap();
+    assert!(
+        dry.starts_with(
+            "  Room prototypes: database-migrations (centroid of 2), release-process (description)\n  Reclassifying drawers currently in: architecture, general, planning, problems, technical\n  orbit: 5 drawers; 4 would move, 1 stay, 0 below threshold 0.30 (kept), 0 without embeddings (kept).\n    database-migrations          2\n    decisions                    1\n    release-process              2\n"
+        ),
+        "{dry}"
+    );
+    assert!(
+        dry.contains("\n  Examples of what would move (confidence, excerpt):\n"),
+        "{dry}"
+    );
+    assert!(
+        dry.contains("\n    -> database-migrations\n       ["),
+        "{dry}"
+    );
+    assert!(
+        dry.contains("\n    -> release-process\n       [0."),
+        "{dry}"
+    );
+    assert!(
+        dry.ends_with("\n  Dry run. Re-run with --yes to write the room changes.\n"),
+        "{dry}"
+    );
+    assert_eq!(wings(&home, &palace), vec![("orbit".to_string(), 5)]);
+
+    let applied = String::from_utf8(run_rooms(&["--yes"]).stdout).unwrap();
+    assert!(applied.ends_with("  Moved 4 drawers. Closets keep their rooms. Run `mempalace audit` to see the new rooms score.\n"), "{applied}");
+    let p = mempalace::open(&palace).await.unwrap();
+    let rooms: Vec<String> = p
+        .store()
+        .get(&ids)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| d.metadata.room)
+        .collect();
+    assert_eq!(
+        rooms,
+        [
+            "database-migrations",
+            "database-migrations",
+            "release-process",
+            "release-process",
+            "decisions"
+        ]
+    );
+    drop(p);
+    let again = String::from_utf8(run_rooms(&["--yes"]).stdout).unwrap();
+    assert!(again.ends_with("  Nothing to change.\n"), "{again}");
+    assert_eq!(drawer_ids(&palace).await.len(), 5, "nothing added or lost");
+}

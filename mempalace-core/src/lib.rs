@@ -44,6 +44,7 @@ pub mod regular_file;
 pub mod reports;
 pub mod retrieval;
 pub mod room_routing;
+pub mod room_sets;
 pub mod secret_file;
 pub mod similarity;
 pub mod store_health;

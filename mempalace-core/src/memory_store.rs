@@ -189,6 +189,14 @@ impl VectorStore for MemoryStore {
             .count())
     }
 
+    async fn vectors(&self, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
+        let contents = self.read();
+        Ok(ids
+            .iter()
+            .filter_map(|id| contents.rows.get(id).map(|(_, v)| (id.clone(), v.clone())))
+            .collect())
+    }
+
     async fn relocate(&self, moves: &[DrawerMove]) -> Result<usize> {
         let mut contents = self.write();
         let mut moved = 0;

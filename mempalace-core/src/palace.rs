@@ -48,6 +48,7 @@ mod graph_ops;
 mod health_ops;
 mod mining_support;
 mod reconnect;
+mod room_reclassify;
 mod source_cleanup;
 mod wake_up_ops;
 mod wing_names;
@@ -63,6 +64,7 @@ pub use drawer_moves::DrawersMoved;
 pub use drawer_update::{DrawerUpdate, DrawerUpdated};
 pub use graph_ops::{HallwayDeleted, TunnelDeleted};
 pub use reconnect::Reconnected;
+pub use room_reclassify::RoomPlan;
 pub use source_cleanup::{SourceDeletion, SyncReport, SyncRequest};
 pub use wing_names::{WingNameMigration, WingRename};
 

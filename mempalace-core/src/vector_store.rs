@@ -198,6 +198,20 @@ pub trait VectorStore: Send + Sync {
     /// Deletes drawers by id; returns how many existed.
     async fn delete(&self, ids: &[String]) -> Result<usize>;
 
+    /// The stored vectors of these drawers, as `(id, vector)` in the order of `ids` (missing
+    /// ids are skipped): what `rooms apply` compares, without embedding again. The default
+    /// refuses; a backend that can read its vectors back overrides it.
+    async fn vectors(&self, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Err(PalaceError::store(
+            self.backend_name(),
+            "vectors",
+            "this backend cannot read stored vectors back",
+        ))
+    }
+
     /// Moves drawers to new wings and rooms, keeping their text, vector and other metadata
     /// (no re-embedding); ids not stored are skipped. Returns how many drawers it moved. The
     /// default refuses: a backend that can rewrite a row's wing and room in place overrides it.

@@ -30,9 +30,10 @@ use crate::options::LanceOptions;
 use crate::predicate::{filter_predicate, ids_predicate, sql_string};
 use crate::room_count_cache::RoomCountCache;
 use crate::schema::{
-    DISTANCE_COLUMN, ID_COLUMN, SCORE_COLUMN, TEXT_COLUMN, batch_drawers, batch_ids, batch_vectors,
-    batch_wing_rooms, dated_columns_schema, drawer_columns, drawers_batch, drawers_schema,
-    has_dated_columns, lexical_columns, neighbour_columns, rows_with_distances, vector_dimension,
+    DISTANCE_COLUMN, ID_COLUMN, SCORE_COLUMN, TEXT_COLUMN, VECTOR_COLUMN, batch_drawers, batch_ids,
+    batch_vectors, batch_wing_rooms, dated_columns_schema, drawer_columns, drawers_batch,
+    drawers_schema, has_dated_columns, lexical_columns, neighbour_columns, rows_with_distances,
+    vector_dimension,
 };
 
 /// What a nearest-neighbour query reads besides the distance.
@@ -680,6 +681,30 @@ impl VectorStore for LanceStore {
             self.after_write();
         }
         Ok(deleted)
+    }
+
+    async fn vectors(&self, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
+        let Some(table) = self.existing_table().await? else {
+            return Ok(Vec::new());
+        };
+        let mut found: HashMap<String, Vec<f32>> = HashMap::new();
+        for chunk in ids.chunks(IDS_PER_QUERY) {
+            for batch in self
+                .scan(
+                    table,
+                    Some(ids_predicate(chunk)),
+                    &[ID_COLUMN, VECTOR_COLUMN],
+                    None,
+                )
+                .await?
+            {
+                found.extend(batch_ids(&batch)?.into_iter().zip(batch_vectors(&batch)?));
+            }
+        }
+        Ok(ids
+            .iter()
+            .filter_map(|id| found.get(id).map(|v| (id.clone(), v.clone())))
+            .collect())
     }
 
     /// One `UPDATE … SET wing, room WHERE id IN (…)` per destination and id chunk: the rows

@@ -816,6 +816,33 @@ impl VectorStore for QdrantStore {
         Ok(existing.len())
     }
 
+    async fn vectors(&self, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
+        let wanted = dedup_ids(ids);
+        let mut found: HashMap<String, Vec<f32>> = HashMap::with_capacity(wanted.len());
+        for chunk in wanted.chunks(ID_BATCH) {
+            let point_ids: Vec<PointId> = chunk.iter().map(|id| point_id(id)).collect();
+            let request = GetPointsBuilder::new(self.inner.collection.as_str(), point_ids)
+                .with_payload(PayloadIncludeSelector {
+                    fields: vec![DRAWER_ID.to_string()],
+                })
+                .with_vectors(true);
+            let Some(reply) = self.read("vectors", self.inner.client.get_points(request).await)?
+            else {
+                return Ok(Vec::new());
+            };
+            for p in reply.result {
+                let id = drawer_id_of(&p.payload).map_err(|e| self.bad_payload("vectors", e))?;
+                if let Some(v) = dense_vector(p.vectors.as_ref()) {
+                    found.insert(id, v);
+                }
+            }
+        }
+        Ok(ids
+            .iter()
+            .filter_map(|id| found.get(id).map(|v| (id.clone(), v.clone())))
+            .collect())
+    }
+
     /// Sets the `wing` and `room` payload fields of the stored points, one request per
     /// destination and id batch; vectors and the other fields stay.
     async fn relocate(&self, moves: &[DrawerMove]) -> Result<usize> {

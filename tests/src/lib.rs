@@ -49,7 +49,8 @@ macro_rules! vector_store_conformance {
             hostile_filter_values_are_literal, concurrent_upserts_all_land, limit_larger_than_store,
             lexical_query_finds_words_and_honours_filters, id_and_time_filters_are_pushed_down,
             authored_dates_round_trip_and_date_the_filters,
-            recent_is_newest_first_within_the_filter, relocate_moves_drawers_and_keeps_their_vectors);
+            recent_is_newest_first_within_the_filter, relocate_moves_drawers_and_keeps_their_vectors,
+            vectors_read_back_what_was_stored);
     };
     (@tests $factory:expr, $ranking:expr, $requires:tt; $($name:ident),*) => {
         $(

@@ -232,6 +232,31 @@ pub async fn relocate_moves_drawers_and_keeps_their_vectors<F: StoreFactory + ?S
     assert_eq!(s.relocate(&[]).await.unwrap(), 0);
 }
 
+/// `vectors` reads back the stored vectors in the order asked, skipping missing ids.
+pub async fn vectors_read_back_what_was_stored<F: StoreFactory + ?Sized>(factory: &F, _: Ranking) {
+    let fx = factory.create(DIM).await;
+    let s = &fx.store;
+    let (drawers, vectors) = seeded(31, 12, DIM);
+    s.upsert(&drawers, &vectors).await.unwrap();
+    let ids = vec![
+        drawers[7].id.clone(),
+        "no such drawer".to_string(),
+        drawers[2].id.clone(),
+    ];
+    let got = s.vectors(&ids).await.unwrap();
+    assert_eq!(
+        got.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(),
+        vec![drawers[7].id.as_str(), drawers[2].id.as_str()]
+    );
+    for ((_, v), i) in got.iter().zip([7, 2]) {
+        assert_eq!(v.len(), DIM);
+        for (a, b) in v.iter().zip(&vectors[i]) {
+            assert!((a - b).abs() < 1e-6, "vector {i} read back as stored");
+        }
+    }
+    assert!(s.vectors(&[]).await.unwrap().is_empty());
+}
+
 fn filters() -> Vec<DrawerFilter> {
     vec![
         DrawerFilter::all(),
