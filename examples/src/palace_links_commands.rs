@@ -158,7 +158,7 @@ pub async fn tunnels(palace: &Palace, command: TunnelsCommand) -> Result<()> {
                 println!("{}", serde_json::to_string_pretty(&prune)?);
                 return Ok(());
             }
-            let removed = prune.artifact_ids.len();
+            let removed = prune.removed;
             println!(
                 "  {removed} of {} tunnels are artifacts: {} generic tokens, {} dangling endpoints, {} duplicate spellings.",
                 prune.total, prune.generic, prune.dangling, prune.duplicates

@@ -238,4 +238,16 @@ async fn prunes_report_and_remove_what_3_11_does() {
         ok(&palace, &["hallways", "--prune-spellings"]),
         "  0 of 22 hallways are spelling artifacts: 0 self-links, 0 duplicate spellings.\n"
     );
+    // The files are what 3.11 left: tunnels most followed first, hallway survivors renamed.
+    let read = |path: std::path::PathBuf| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    assert_eq!(
+        read(palace.join("tunnels.json")),
+        read(fixtures.join("tunnels_after.json"))
+    );
+    assert_eq!(
+        read(palace.join("hallways.json"))["hallways"],
+        read(fixtures.join("hallways_after.json"))["hallways"]
+    );
 }

@@ -276,6 +276,25 @@ pub fn spelling_clusters(entities: &[String]) -> Vec<Vec<String>> {
     clusters
 }
 
+/// The spelling a merged record carries for one entity: the most qualified path (most
+/// folders), a diff alias only when nothing else is there, then the shortest, then by text.
+pub fn canonical_spelling(cluster: &[String]) -> String {
+    let resolved = diff_resolved(cluster);
+    cluster
+        .iter()
+        .min_by_key(|e| {
+            let spelled = resolved.get(*e).cloned().unwrap_or_else(|| (*e).clone());
+            (
+                resolved.contains_key(*e),
+                std::cmp::Reverse(dir_segments(&spelled).len()),
+                e.chars().count(),
+                (*e).clone(),
+            )
+        })
+        .cloned()
+        .unwrap_or_default()
+}
+
 /// Whether a hallway's two entities are spellings of one file.
 pub fn is_self_link(entity_a: Option<&str>, entity_b: Option<&str>) -> bool {
     match (entity_a, entity_b) {

@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde_json::{Map, Value, json};
 
 use crate::entity_spelling::{
-    ambiguous_spellings, entity_spelling_key, is_generic_entity, is_self_link, same_file_spelling,
-    spelling_clusters,
+    ambiguous_spellings, canonical_spelling, entity_spelling_key, is_generic_entity, is_self_link,
+    same_file_spelling, spelling_clusters,
 };
 use crate::validation::normalize_wing_name;
 
@@ -822,15 +822,23 @@ pub struct TunnelPrune {
     pub dangling: usize,
     /// Another spelling of a kept tunnel.
     pub duplicates: usize,
-    /// The artifacts' ids.
-    pub artifact_ids: Vec<String>,
+    /// Records that go (the three kinds, and entries that are not tunnel objects).
+    pub removed: usize,
 }
 
-/// 3.11's `prune_tunnels`: each tunnel, most followed first, is generic (an `entity:` end
-/// naming no project), dangling (an end's wing has no drawers) or a duplicate of one kept.
-pub fn tunnel_artifacts(tunnels: &[Value], existing_wings: &BTreeSet<String>) -> TunnelPrune {
-    let wings: HashSet<String> = existing_wings.iter().map(|w| norm_wing(w)).collect();
-    let spellings: BTreeSet<String> = tunnels
+/// 3.11's `prune_tunnels` on the stored records: each tunnel, most followed first, is generic
+/// (an `entity:` end naming no project), dangling (an end's wing has no drawers) or a
+/// duplicate of one kept; `records` becomes the kept ones in that order (as 3.11 saves them).
+pub fn prune_tunnel_records(
+    records: &mut Vec<Value>,
+    existing_wings: &BTreeSet<String>,
+) -> TunnelPrune {
+    let wings: HashSet<String> = existing_wings
+        .iter()
+        .filter(|w| !w.is_empty())
+        .map(|w| norm_wing(w))
+        .collect();
+    let spellings: BTreeSet<String> = records
         .iter()
         .filter(|t| t.is_object())
         .filter_map(tunnel_endpoints)
@@ -842,14 +850,14 @@ pub fn tunnel_artifacts(tunnels: &[Value], existing_wings: &BTreeSet<String>) ->
         buckets: HashMap::new(),
     };
     let mut out = TunnelPrune {
-        total: tunnels.len(),
+        total: records.len(),
         ..TunnelPrune::default()
     };
-    let mut records: Vec<&Value> = tunnels.iter().filter(|t| t.is_object()).collect();
-    records.sort_by_key(|t| std::cmp::Reverse(int_or_zero(t.get("access_count"))));
-    for t in records {
+    let mut visiting: Vec<Value> = records.drain(..).filter(Value::is_object).collect();
+    visiting.sort_by_key(|t| std::cmp::Reverse(int_or_zero(t.get("access_count"))));
+    for t in visiting {
         let mut bad = false;
-        for end in [endpoint(t, "source"), endpoint(t, "target")] {
+        for end in [endpoint(&t, "source"), endpoint(&t, "target")] {
             let room = text_or_empty(end.get("room"));
             if room.strip_prefix("entity:").is_some_and(is_generic_entity) {
                 out.generic += 1;
@@ -862,7 +870,7 @@ pub fn tunnel_artifacts(tunnels: &[Value], existing_wings: &BTreeSet<String>) ->
                 break;
             }
         }
-        if !bad && let Some(ends) = tunnel_endpoints(t) {
+        if !bad && let Some(ends) = tunnel_endpoints(&t) {
             if seen.contains(&ends) {
                 out.duplicates += 1;
                 bad = true;
@@ -870,11 +878,17 @@ pub fn tunnel_artifacts(tunnels: &[Value], existing_wings: &BTreeSet<String>) ->
                 seen.add(ends);
             }
         }
-        if bad {
-            out.artifact_ids.push(text_or_empty(t.get("id")));
+        if !bad {
+            records.push(t);
         }
     }
+    out.removed = out.total - records.len();
     out
+}
+
+/// [`prune_tunnel_records`] as a report only (the records are not changed).
+pub fn tunnel_artifacts(tunnels: &[Value], existing_wings: &BTreeSet<String>) -> TunnelPrune {
+    prune_tunnel_records(&mut tunnels.to_vec(), existing_wings)
 }
 
 /// What `hallways --prune-spellings` finds: hallways joining two spellings of one entity
@@ -891,43 +905,77 @@ pub struct HallwayPrune {
     pub by_wing: Vec<(String, usize)>,
     /// Up to ten artifacts, strongest first, as `a ↔ b`.
     pub sample: Vec<String>,
-    /// The artifacts' ids.
-    pub artifact_ids: Vec<String>,
 }
 
-/// 3.11's spelling prune: the self-links, and in each association group all but the
-/// strongest record (the first of equal strength kept).
-pub fn hallway_spelling_artifacts(hallways: &[Value]) -> HallwayPrune {
-    let records: Vec<&Value> = hallways.iter().filter(|h| h.is_object()).collect();
-    let strength = |i: usize| std::cmp::Reverse(int_or_zero(records[i].get("co_occurrence_count")));
-    let entity = |i: usize, key: &str| {
-        records[i]
-            .get(key)
-            .filter(|v| !v.is_null())
-            .map(|v| match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            })
-    };
-    let mut self_links: Vec<usize> = (0..records.len())
-        .filter(|&i| {
-            is_self_link(
-                entity(i, "entity_a").as_deref(),
-                entity(i, "entity_b").as_deref(),
-            )
+/// 3.11's spelling prune on the stored records: self-links go; in each association group
+/// the strongest record stays (the first of equal strength), renamed to the group's canonical
+/// spellings with the matching id, and the others go. When anything goes, `records` becomes
+/// the kept ones in 3.11's order; otherwise it is left as it was.
+pub fn prune_hallway_records(records: &mut Vec<Value>) -> HallwayPrune {
+    let objects: Vec<&Value> = records.iter().filter(|h| h.is_object()).collect();
+    let count = |h: &Value| std::cmp::Reverse(int_or_zero(h.get("co_occurrence_count")));
+    let entity = |h: &Value, key: &str| {
+        h.get(key).filter(|v| !v.is_null()).map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
         })
+    };
+    let is_self = |h: &Value| {
+        is_self_link(
+            entity(h, "entity_a").as_deref(),
+            entity(h, "entity_b").as_deref(),
+        )
+    };
+    let mut self_links: Vec<usize> = (0..objects.len())
+        .filter(|&i| is_self(objects[i]))
         .collect();
-    let candidates: Vec<usize> = (0..records.len())
-        .filter(|i| !self_links.contains(i))
+    let self_set: HashSet<usize> = self_links.iter().copied().collect();
+    let candidates: Vec<usize> = (0..objects.len())
+        .filter(|i| !self_set.contains(i))
         .collect();
+    let mut kept: Vec<Value> = Vec::new();
     let mut duplicates: Vec<usize> = Vec::new();
-    for mut group in association_groups(&records, &candidates) {
-        group.sort_by_key(|&i| strength(i));
+    for mut group in association_groups(&objects, &candidates) {
+        if group.len() == 1 {
+            kept.push(objects[group[0]].clone());
+            continue;
+        }
+        group.sort_by_key(|&i| count(objects[i]));
+        let mut survivor = objects[group[0]].clone();
+        let (sa, sb) = (
+            entity_text(&survivor, "entity_a"),
+            entity_text(&survivor, "entity_b"),
+        );
+        let (mut side_a, mut side_b) = (vec![sa.clone()], vec![sb.clone()]);
+        for &m in &group[1..] {
+            let (ma, mb) = (
+                entity_text(objects[m], "entity_a"),
+                entity_text(objects[m], "entity_b"),
+            );
+            if same_file_spelling(&ma, &sa) && same_file_spelling(&mb, &sb) {
+                side_a.push(ma);
+                side_b.push(mb);
+            } else if same_file_spelling(&mb, &sa) && same_file_spelling(&ma, &sb) {
+                side_a.push(mb);
+                side_b.push(ma);
+            }
+        }
+        let (a, b) = (canonical_spelling(&side_a), canonical_spelling(&side_b));
+        if let Value::Object(map) = &mut survivor {
+            let wing = text_or_empty(map.get("wing"));
+            map.insert(
+                "id".into(),
+                Value::String(crate::palace_links::hallway_id(&wing, &a, &b)),
+            );
+            map.insert("entity_a".into(), Value::String(a));
+            map.insert("entity_b".into(), Value::String(b));
+        }
+        kept.push(survivor);
         duplicates.extend(group.into_iter().skip(1));
     }
     let mut by_wing: Vec<(String, usize)> = Vec::new();
     for &i in self_links.iter().chain(&duplicates) {
-        let w = text_or_empty(records[i].get("wing"));
+        let w = text_or_empty(objects[i].get("wing"));
         let w = if w.is_empty() { "?".to_string() } else { w };
         match by_wing.iter_mut().find(|(name, _)| *name == w) {
             Some((_, n)) => *n += 1,
@@ -935,30 +983,36 @@ pub fn hallway_spelling_artifacts(hallways: &[Value]) -> HallwayPrune {
         }
     }
     by_wing.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
-    self_links.sort_by_key(|&i| strength(i));
-    duplicates.sort_by_key(|&i| strength(i));
-    let doomed: Vec<usize> = self_links.iter().chain(&duplicates).copied().collect();
-    HallwayPrune {
-        total: hallways.len(),
+    self_links.sort_by_key(|&i| count(objects[i]));
+    duplicates.sort_by_key(|&i| count(objects[i]));
+    let sample = self_links
+        .iter()
+        .chain(&duplicates)
+        .take(10)
+        .map(|&i| {
+            format!(
+                "{} \u{2194} {}",
+                entity_text(objects[i], "entity_a"),
+                entity_text(objects[i], "entity_b")
+            )
+        })
+        .collect();
+    let prune = HallwayPrune {
+        total: records.len(),
         self_links: self_links.len(),
         duplicates: duplicates.len(),
         by_wing,
-        sample: doomed
-            .iter()
-            .take(10)
-            .map(|&i| {
-                format!(
-                    "{} \u{2194} {}",
-                    entity_text(records[i], "entity_a"),
-                    entity_text(records[i], "entity_b")
-                )
-            })
-            .collect(),
-        artifact_ids: doomed
-            .iter()
-            .map(|&i| text_or_empty(records[i].get("id")))
-            .collect(),
+        sample,
+    };
+    if prune.self_links + prune.duplicates > 0 {
+        *records = kept;
     }
+    prune
+}
+
+/// [`prune_hallway_records`] as a report only (the records are not changed).
+pub fn hallway_spelling_artifacts(hallways: &[Value]) -> HallwayPrune {
+    prune_hallway_records(&mut hallways.to_vec())
 }
 
 // ── Scores and findings ──────────────────────────────────────────────────
@@ -1293,22 +1347,37 @@ pub fn overall_score(report: &Value) -> Option<i64> {
 
 /// Python's `textwrap.fill` with `break_long_words=False, break_on_hyphens=False`.
 fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
-    let cleaned: String = text
-        .replace('\t', "        ")
-        .chars()
-        .map(|c| {
-            if matches!(c, '\n' | '\x0b' | '\x0c' | '\r') {
-                ' '
-            } else {
-                c
+    // `expandtabs()` (tab stops every 8 columns), then each ASCII white-space character as a
+    // space; chunks split on runs of those only (textwrap's `_whitespace`).
+    let is_ascii_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r');
+    let mut cleaned = String::with_capacity(text.len());
+    let mut column = 0usize;
+    for c in text.chars() {
+        match c {
+            '\t' => {
+                let pad = 8 - column % 8;
+                cleaned.extend(std::iter::repeat_n(' ', pad));
+                column += pad;
             }
-        })
-        .collect();
+            '\n' | '\r' => {
+                cleaned.push(' ');
+                column = 0;
+            }
+            c if is_ascii_space(c) => {
+                cleaned.push(' ');
+                column += 1;
+            }
+            c => {
+                cleaned.push(c);
+                column += 1;
+            }
+        }
+    }
     let mut chunks: Vec<String> = Vec::new();
     let mut current = String::new();
     let mut in_space = None;
     for c in cleaned.chars() {
-        let space = c.is_whitespace();
+        let space = is_ascii_space(c);
         if in_space.is_some_and(|s| s != space) {
             chunks.push(std::mem::take(&mut current));
         }
@@ -1323,7 +1392,7 @@ fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
     while i < chunks.len() {
         let indent = if lines.is_empty() { first } else { rest };
         let avail = width.saturating_sub(indent.chars().count());
-        if !lines.is_empty() && chunks[i].trim().is_empty() {
+        if !lines.is_empty() && chunks[i].chars().all(is_ascii_space) {
             i += 1;
             continue;
         }
@@ -1343,7 +1412,7 @@ fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
             line.push(&chunks[i]);
             i += 1;
         }
-        if line.last().is_some_and(|c| c.trim().is_empty()) {
+        if line.last().is_some_and(|c| c.chars().all(is_ascii_space)) {
             line.pop();
         }
         if !line.is_empty() {
@@ -1466,12 +1535,15 @@ mod tests {
     #[test]
     fn wrapping_breaks_only_at_spaces() {
         let text = "4 of the 31 strongest hallways (13%) are spelling artifacts: run `mempalace hallways --prune-spellings`.";
-        let wrapped = wrap(text, 40, "    - ", "      ");
-        assert!(
-            wrapped
-                .lines()
-                .all(|l| l.chars().count() <= 40 || !l.trim().contains(' '))
+        assert_eq!(
+            wrap(text, 40, "    - ", "      "),
+            "    - 4 of the 31 strongest hallways\n      (13%) are spelling artifacts: run\n      `mempalace hallways\n      --prune-spellings`."
         );
-        assert!(wrapped.contains("--prune-spellings`."));
+        // A no-break space is not a break point (textwrap splits on ASCII white space only).
+        assert_eq!(
+            wrap("aaaa\u{a0}bbbb cc", 12, "- ", "  "),
+            "- aaaa\u{a0}bbbb\n  cc"
+        );
+        assert_eq!(wrap("a\tb c", 12, "- ", "  "), "- a       b\n  c");
     }
 }

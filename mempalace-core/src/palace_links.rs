@@ -586,6 +586,45 @@ pub fn hallways_from_records(records: &[Value], wing: Option<&str>) -> Vec<Hallw
 /// nothing.
 #[async_trait]
 pub trait PalaceLinks: Send + Sync {
+    /// Every tunnel record as stored, unparsed (what `audit` and `tunnels prune` judge, odd
+    /// values and all). The default re-serialises [`PalaceLinks::list_tunnels`].
+    async fn tunnel_records(&self) -> Result<Vec<Value>> {
+        Ok(self
+            .list_tunnels()
+            .await?
+            .into_iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect())
+    }
+    /// Every hallway record as stored, unparsed. The default re-serialises
+    /// [`PalaceLinks::list_hallways`].
+    async fn hallway_records(&self) -> Result<Vec<Value>> {
+        Ok(self
+            .list_hallways(None)
+            .await?
+            .into_iter()
+            .filter_map(|h| serde_json::to_value(h).ok())
+            .collect())
+    }
+    /// Edits the stored tunnel records in one locked load, edit, save (saved only when
+    /// `edit` says it changed them). The default refuses.
+    async fn edit_tunnel_records(&self, edit: RecordEdit) -> Result<()> {
+        let _ = edit;
+        Err(PalaceError::store(
+            "links",
+            "edit_tunnel_records",
+            "this links store cannot edit its records in place",
+        ))
+    }
+    /// Edits the stored hallway records as [`PalaceLinks::edit_tunnel_records`] does tunnels.
+    async fn edit_hallway_records(&self, edit: RecordEdit) -> Result<()> {
+        let _ = edit;
+        Err(PalaceError::store(
+            "links",
+            "edit_hallway_records",
+            "this links store cannot edit its records in place",
+        ))
+    }
     /// Creates a tunnel or re-creates the one with the same (symmetric) endpoints; the stored
     /// record.
     async fn upsert_tunnel(&self, tunnel: NewTunnel) -> Result<Tunnel>;
@@ -600,6 +639,9 @@ pub trait PalaceLinks: Send + Sync {
     /// Deletes a hallway by id; whether it existed.
     async fn delete_hallway(&self, hallway_id: &str) -> Result<bool>;
 }
+
+/// An edit of a links file's raw records, made in place; it answers whether it changed them.
+pub type RecordEdit = Box<dyn FnOnce(&mut Vec<Value>) -> bool + Send>;
 
 /// In-process reference [`PalaceLinks`]: the records live in memory.
 #[derive(Debug, Default)]
@@ -678,6 +720,40 @@ impl PalaceLinks for MemoryLinks {
             .lock()
             .map_err(|_| poisoned("delete_hallway"))?;
         delete_record(&mut records, hallway_id, "hallway_id")
+    }
+
+    async fn tunnel_records(&self) -> Result<Vec<Value>> {
+        Ok(self
+            .tunnels
+            .lock()
+            .map_err(|_| poisoned("tunnel_records"))?
+            .clone())
+    }
+
+    async fn hallway_records(&self) -> Result<Vec<Value>> {
+        Ok(self
+            .hallways
+            .lock()
+            .map_err(|_| poisoned("hallway_records"))?
+            .clone())
+    }
+
+    async fn edit_tunnel_records(&self, edit: RecordEdit) -> Result<()> {
+        let mut records = self
+            .tunnels
+            .lock()
+            .map_err(|_| poisoned("edit_tunnel_records"))?;
+        edit(&mut records);
+        Ok(())
+    }
+
+    async fn edit_hallway_records(&self, edit: RecordEdit) -> Result<()> {
+        let mut records = self
+            .hallways
+            .lock()
+            .map_err(|_| poisoned("edit_hallway_records"))?;
+        edit(&mut records);
+        Ok(())
     }
 }
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::Utc;
 use mempalace_core::palace_links::{
-    Hallway, NewTunnel, PalaceLinks, Tunnel, delete_record, hallways_from_records,
+    Hallway, NewTunnel, PalaceLinks, RecordEdit, Tunnel, delete_record, hallways_from_records,
     record_tunnel_traversals, require_id, tunnels_from_records, upsert_tunnel_record,
 };
 use mempalace_core::{FileWriteLock, PalaceError, Result, WriteLock};
@@ -214,6 +214,25 @@ impl SidecarFile {
 
 #[async_trait]
 impl PalaceLinks for JsonFileLinks {
+    async fn tunnel_records(&self) -> Result<Vec<Value>> {
+        self.tunnels.read().await
+    }
+
+    async fn hallway_records(&self) -> Result<Vec<Value>> {
+        self.hallways.read().await
+    }
+
+    async fn edit_tunnel_records(&self, edit: RecordEdit) -> Result<()> {
+        self.tunnels
+            .update(move |records| Ok(((), edit(records))))
+            .await
+    }
+
+    async fn edit_hallway_records(&self, edit: RecordEdit) -> Result<()> {
+        self.hallways
+            .update(move |records| Ok(((), edit(records))))
+            .await
+    }
     async fn upsert_tunnel(&self, tunnel: NewTunnel) -> Result<Tunnel> {
         self.tunnels
             .update(move |records| {

@@ -284,6 +284,50 @@ pub async fn list_and_delete<F: LinksFactory + ?Sized>(factory: &F) {
     assert_eq!(links.list_tunnels().await.unwrap().len(), 2);
 }
 
+/// Raw records come back as stored (odd values included), and an edit rewrites them in one
+/// go: what the edit keeps is what a second handle then reads; an edit that says it changed
+/// nothing writes nothing.
+pub async fn raw_records_and_edits<F: LinksFactory + ?Sized>(factory: &F) {
+    let odd = json!({"id": "odd", "source": {"wing": 5}, "target": null, "access_count": "2"});
+    let fx = factory
+        .create(LinksSeed {
+            tunnels: vec![odd.clone()],
+            ..LinksSeed::default()
+        })
+        .await;
+    let links = &fx.links;
+    links
+        .upsert_tunnel(NewTunnel::new("w1", "room", "w2", "room"))
+        .await
+        .unwrap();
+    let records = links.tunnel_records().await.unwrap();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0], odd, "an unreadable tunnel is still a record");
+    links
+        .edit_tunnel_records(Box::new(|records| {
+            records.retain(|r| r["id"] != "odd");
+            true
+        }))
+        .await
+        .unwrap();
+    let other = fx.reopen();
+    let left = other.tunnel_records().await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_ne!(left[0]["id"], "odd");
+    links
+        .edit_hallway_records(Box::new(|records| {
+            records.clear();
+            false
+        }))
+        .await
+        .unwrap();
+    assert_eq!(
+        other.hallway_records().await.unwrap().len(),
+        links.hallway_records().await.unwrap().len(),
+        "both handles see one state"
+    );
+}
+
 /// Blank endpoints are rejected as 3.11 rejects them, and nothing is written.
 pub async fn bad_input_writes_nothing<F: LinksFactory + ?Sized>(factory: &F) {
     let fx = factory.create(LinksSeed::default()).await;
@@ -537,7 +581,8 @@ macro_rules! palace_links_conformance {
         $crate::palace_links_conformance!(@tests $factory;
             empty_store_reads_empty, upsert_is_symmetric, label_update_keeps_created_at_and_dynamics,
             list_and_delete, bad_input_writes_nothing, traversals_are_counted,
-            unknown_fields_survive_rewrites, hallways_list_page_delete, concurrent_upserts_all_land);
+            unknown_fields_survive_rewrites, hallways_list_page_delete, concurrent_upserts_all_land,
+            raw_records_and_edits);
     };
     (@tests $factory:expr; $($name:ident),*) => {
         $(

@@ -1,7 +1,8 @@
 //! `audit` as a Palace method (the palace's counts, links and graph gathered for
 //! [`crate::palace_audit::audit`]), and the prunes its findings recommend.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -11,7 +12,7 @@ use crate::filter::DrawerFilter;
 use crate::layout::PalaceLayout;
 use crate::palace_audit::{
     AuditInputs, GraphCounts, HallwayPrune, ProjectMix, TunnelPrune, audit,
-    hallway_spelling_artifacts, tunnel_artifacts,
+    hallway_spelling_artifacts, prune_hallway_records, prune_tunnel_records, tunnel_artifacts,
 };
 use crate::transcript_projects::{claude_project_key, resolve_target};
 
@@ -96,20 +97,8 @@ impl Palace {
                 )
             })
             .collect();
-        let tunnels = self
-            .links
-            .list_tunnels()
-            .await?
-            .into_iter()
-            .filter_map(|t| serde_json::to_value(t).ok())
-            .collect();
-        let hallways = self
-            .links
-            .list_hallways(None)
-            .await?
-            .into_iter()
-            .filter_map(|h| serde_json::to_value(h).ok())
-            .collect();
+        let tunnels = self.links.tunnel_records().await?;
+        let hallways = self.links.hallway_records().await?;
         let graph = if self.kg.exists().await? {
             let stats = self.kg.stats().await?;
             let file = self.path.join(PalaceLayout::KNOWLEDGE_GRAPH);
@@ -142,77 +131,64 @@ impl Palace {
     }
 
     /// `tunnels prune`: the tunnels on a generic entity, with an end in a wing that has no
-    /// drawers, or duplicating another spelling of a kept tunnel; deleted when `apply`.
+    /// drawers, or duplicating another spelling of a kept tunnel; removed when `apply` (one
+    /// locked rewrite of the records, the most followed first, as 3.11 saves them).
     pub async fn prune_tunnels(&self, apply: bool) -> Result<TunnelPrune> {
         self.require_palace().await?;
-        let _guard = if apply {
-            Some(self.write_lock.acquire().await?)
-        } else {
-            None
-        };
-        let wings = self
+        let wings: BTreeSet<String> = self
             .store
             .room_counts(&DrawerFilter::all())
             .await?
             .into_iter()
             .map(|c| c.wing)
             .collect();
-        let tunnels: Vec<Value> = self
-            .links
-            .list_tunnels()
-            .await?
-            .into_iter()
-            .filter_map(|t| serde_json::to_value(t).ok())
-            .collect();
-        let prune = tunnel_artifacts(&tunnels, &wings);
-        if apply {
-            for id in prune.artifact_ids.iter().filter(|id| !id.is_empty()) {
-                self.links.delete_tunnel(id).await?;
-            }
+        if !apply {
+            return Ok(tunnel_artifacts(
+                &self.links.tunnel_records().await?,
+                &wings,
+            ));
         }
+        let _guard = self.write_lock.acquire().await?;
+        let report = Arc::new(Mutex::new(TunnelPrune::default()));
+        let slot = Arc::clone(&report);
+        self.links
+            .edit_tunnel_records(Box::new(move |records| {
+                let mut pruned = records.clone();
+                let prune = prune_tunnel_records(&mut pruned, &wings);
+                let changed = prune.removed > 0;
+                if changed {
+                    *records = pruned;
+                }
+                *slot.lock().unwrap_or_else(|e| e.into_inner()) = prune;
+                changed
+            }))
+            .await?;
+        let prune = report.lock().unwrap_or_else(|e| e.into_inner()).clone();
         Ok(prune)
     }
 
     /// `hallways --prune-spellings`: hallways joining two spellings of one entity, and weaker
-    /// spellings of one association in a wing; deleted when `apply` (the strongest kept).
+    /// spellings of one association in a wing; removed when `apply` (the strongest of each
+    /// association kept under its canonical spellings, in one locked rewrite).
     pub async fn prune_hallway_spellings(&self, apply: bool) -> Result<HallwayPrune> {
         self.require_palace().await?;
-        let _guard = if apply {
-            Some(self.write_lock.acquire().await?)
-        } else {
-            None
-        };
-        let hallways: Vec<Value> = self
-            .links
-            .list_hallways(None)
-            .await?
-            .into_iter()
-            .filter_map(|h| serde_json::to_value(h).ok())
-            .collect();
-        let prune = hallway_spelling_artifacts(&hallways);
-        if apply {
-            // A record sharing its id with a kept one (an exact copy) stays: deleting by id
-            // would take the kept one with it.
-            let doomed: std::collections::HashSet<&str> =
-                prune.artifact_ids.iter().map(String::as_str).collect();
-            let mut doomed_seen: BTreeMap<&str, usize> = BTreeMap::new();
-            for id in &prune.artifact_ids {
-                *doomed_seen.entry(id).or_default() += 1;
-            }
-            let mut held: BTreeMap<&str, usize> = BTreeMap::new();
-            for h in &hallways {
-                if let Some(id) = h.get("id").and_then(Value::as_str)
-                    && doomed.contains(id)
-                {
-                    *held.entry(id).or_default() += 1;
-                }
-            }
-            for (id, n) in doomed_seen {
-                if !id.is_empty() && held.get(id) == Some(&n) {
-                    self.links.delete_hallway(id).await?;
-                }
-            }
+        if !apply {
+            return Ok(hallway_spelling_artifacts(
+                &self.links.hallway_records().await?,
+            ));
         }
+        let _guard = self.write_lock.acquire().await?;
+        let report = Arc::new(Mutex::new(HallwayPrune::default()));
+        let slot = Arc::clone(&report);
+        self.links
+            .edit_hallway_records(Box::new(move |records| {
+                let prune = prune_hallway_records(records);
+                let changed = prune.self_links + prune.duplicates > 0;
+                *slot.lock().unwrap_or_else(|e| e.into_inner()) = prune;
+                changed
+            }))
+            .await?;
+        let prune = report.lock().unwrap_or_else(|e| e.into_inner()).clone();
         Ok(prune)
     }
 }
