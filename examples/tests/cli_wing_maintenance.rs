@@ -196,6 +196,18 @@ async fn wings_split_plans_applies_and_finishes_an_interrupted_split() {
     )
     .unwrap();
 
+    // Hallways of the split wing (one of them not even a well-formed record) go; others stay.
+    std::fs::write(
+        palace.join("hallways.json"),
+        serde_json::json!({"schema_version": 1, "hallways": [
+            {"id": "h1", "wing": "wing_api", "entity_a": "Aya", "entity_b": "Lumi", "co_occurrence_count": 3},
+            {"id": "h2", "wing": "portal", "entity_a": "Aya", "entity_b": "Zed", "co_occurrence_count": 2},
+            {"wing": "wing_api", "entity_a": null},
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+
     // Apply (resuming).
     let applied = ok(
         &home,
@@ -210,12 +222,17 @@ async fn wings_split_plans_applies_and_finishes_an_interrupted_split() {
     );
     assert!(
         applied.ends_with(&format!(
-            "\n  Moved {} drawers into 3 wings and 0 closets; 0 skipped; 0 hallway records of wing_api dropped.\n",
+            "\n  Moved {} drawers into 3 wings and 0 closets; 0 skipped; 2 hallway records of wing_api dropped.\n",
             per_session * 3
         )),
         "{applied}"
     );
     assert!(!marker.exists(), "the marker goes when the split is done");
+    let hallways: Value =
+        serde_json::from_str(&std::fs::read_to_string(palace.join("hallways.json")).unwrap())
+            .unwrap();
+    assert_eq!(hallways["hallways"].as_array().unwrap().len(), 1);
+    assert_eq!(hallways["hallways"][0]["id"], "h2");
     let after = wings(&home, &palace);
     let portal_before = before.iter().find(|(w, _)| w == "portal").unwrap().1;
     assert_eq!(

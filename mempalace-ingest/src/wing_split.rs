@@ -30,8 +30,6 @@ use crate::error::{IngestError, Result};
 
 /// Drawers read per page while planning or applying.
 const PAGE: usize = 1000;
-/// Hallways read per page while dropping a split wing's.
-const HALLWAY_PAGE: i64 = 500;
 /// Lines of a Codex rollout file read for its session's `cwd`.
 const CODEX_HEAD_LINES: usize = 3;
 static CODEX_SESSION: LazyLock<Regex> =
@@ -557,39 +555,11 @@ pub async fn apply_wing_split(palace: &Palace, plan: &WingSplitPlan) -> Result<W
         .collect::<BTreeSet<_>>()
         .len();
     let DrawersMoved { drawers, closets } = palace.move_drawers(&moves).await?;
-    let mut hallways_dropped = 0;
-    if drawers > 0 || resumed {
-        // Every hallway id of the wing first (paging while deleting would skip some), then
-        // each deleted once; an id the links store refuses stays, it does not stop the split.
-        let mut ids = Vec::new();
-        let mut offset = 0usize;
-        loop {
-            let page = palace
-                .list_hallways(
-                    Some(&plan.wing),
-                    Some(HALLWAY_PAGE),
-                    Some(i64::try_from(offset).unwrap_or(i64::MAX)),
-                )
-                .await?;
-            offset += page.hallways.len();
-            ids.extend(
-                page.hallways
-                    .into_iter()
-                    .filter(|h| h.wing == plan.wing)
-                    .map(|h| h.id),
-            );
-            if page.count == 0 || offset >= page.total {
-                break;
-            }
-        }
-        for id in ids {
-            match palace.delete_hallway(&id).await {
-                Ok(d) if d.deleted => hallways_dropped += 1,
-                Ok(_) => {}
-                Err(e) => tracing::warn!(hallway = %id, error = %e, "hallway not dropped"),
-            }
-        }
-    }
+    let hallways_dropped = if drawers > 0 || resumed {
+        palace.drop_wing_hallways(&plan.wing).await?
+    } else {
+        0
+    };
     std::fs::remove_file(&marker).map_err(|e| IngestError::io(&marker, e))?;
     Ok(WingSplitApplied {
         moved: drawers as u64,

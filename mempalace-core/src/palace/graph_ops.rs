@@ -164,6 +164,28 @@ impl Palace {
         Ok(hallway_page(hallways, limit, offset))
     }
 
+    /// Drops every hallway record of `wing` (its entities now live in other wings, as after a
+    /// `wings split`), in one locked rewrite; how many went. Records are matched as stored, so
+    /// ones that do not parse as hallways go too.
+    pub async fn drop_wing_hallways(&self, wing: &str) -> Result<u64> {
+        validate_name("wing", wing)?;
+        let wing = wing.to_string();
+        let dropped = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let count = std::sync::Arc::clone(&dropped);
+        self.links
+            .edit_hallway_records(Box::new(move |records| {
+                let before = records.len();
+                records.retain(|h| {
+                    h.get("wing").and_then(serde_json::Value::as_str) != Some(wing.as_str())
+                });
+                let n = (before - records.len()) as u64;
+                count.store(n, std::sync::atomic::Ordering::Relaxed);
+                n > 0
+            }))
+            .await?;
+        Ok(dropped.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     /// Deletes a hallway by id.
     pub async fn delete_hallway(&self, hallway_id: &str) -> Result<HallwayDeleted> {
         Ok(HallwayDeleted {
