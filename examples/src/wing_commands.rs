@@ -160,9 +160,17 @@ pub async fn rooms(palace: &Palace, command: RoomsCommand) -> Result<i32> {
         return Ok(0);
     }
     let moved = palace.apply_room_plan(&plan).await?;
+    let partly = if plan.partly_moved > 0 {
+        format!(
+            " {} drawers came from a source that only partly moved, so its closet stayed put; re-mine that source for exact closets.",
+            plan.partly_moved
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "  Moved {} drawers. Closets keep their rooms. Run `mempalace audit` to see the new rooms score.",
-        moved.drawers
+        "  Moved {} drawers. {} closets followed.{partly} Run `mempalace audit` to see the new rooms score.",
+        moved.drawers, moved.closets
     );
     Ok(0)
 }

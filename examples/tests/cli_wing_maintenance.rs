@@ -436,7 +436,7 @@ async fn rooms_apply_moves_drawers_to_the_nearest_room_of_the_set() {
     assert_eq!(wings(&home, &palace), vec![("orbit".to_string(), 5)]);
 
     let applied = String::from_utf8(run_rooms(&["--yes"]).stdout).unwrap();
-    assert!(applied.ends_with("  Moved 4 drawers. Closets keep their rooms. Run `mempalace audit` to see the new rooms score.\n"), "{applied}");
+    assert!(applied.ends_with("  Moved 4 drawers. 0 closets followed. Run `mempalace audit` to see the new rooms score.\n"), "{applied}");
     let p = mempalace::open(&palace).await.unwrap();
     let rooms: Vec<String> = p
         .store()

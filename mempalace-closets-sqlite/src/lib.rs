@@ -258,10 +258,17 @@ impl ClosetIndex for SqliteClosets {
             let mut moved = 0;
             {
                 let mut relabel = tx.prepare_cached(
-                    "UPDATE closets SET wing = ?3 WHERE source_file = ?1 AND wing = ?2",
+                    "UPDATE closets SET wing = ?3, room = COALESCE(?5, room) \
+                     WHERE source_file = ?1 AND wing = ?2 AND (?4 IS NULL OR room = ?4)",
                 )?;
                 for m in &moves {
-                    moved += relabel.execute(params![m.source_file, m.from_wing, m.wing])?;
+                    moved += relabel.execute(params![
+                        m.source_file,
+                        m.from_wing,
+                        m.wing,
+                        m.from_room,
+                        m.room
+                    ])?;
                 }
             }
             tx.commit()?;

@@ -50,8 +50,8 @@ pub struct Closet {
     pub source_file: String,
 }
 
-/// A source file's closets in one wing moving to another wing (they follow the file's
-/// drawers when those change wing); their rooms stay.
+/// A source file's closets in one wing (and, when `from_room` is given, one room) moving to a
+/// new wing (and room): they follow the file's drawers when those move.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ClosetMove {
     /// The source file whose closets move.
@@ -60,6 +60,10 @@ pub struct ClosetMove {
     pub from_wing: String,
     /// Their new wing.
     pub wing: String,
+    /// Only the closets in this room move (`None`: any room of `from_wing`).
+    pub from_room: Option<String>,
+    /// Their new room (`None`: they keep theirs).
+    pub room: Option<String>,
 }
 
 /// Which closets a search may use: those of its wing, room and source file.
@@ -126,8 +130,9 @@ pub trait ClosetIndex: Send + Sync {
     /// Number of closets.
     async fn count(&self) -> Result<u64>;
 
-    /// Gives the closets of each move's source file in its `from_wing` the move's wing;
-    /// returns how many closets moved. The default refuses (when there is anything to move).
+    /// Gives the closets of each move's source file in its `from_wing` (and `from_room`) the
+    /// move's wing (and room); returns how many closets moved. The default refuses (when there
+    /// is anything to move).
     async fn relocate_sources(&self, moves: &[ClosetMove]) -> Result<usize> {
         if moves.is_empty() {
             return Ok(0);
@@ -210,11 +215,15 @@ impl ClosetIndex for MemoryClosets {
         let mut held = self.closets.write().unwrap_or_else(|e| e.into_inner());
         let mut moved = 0;
         for m in moves {
-            for c in held
-                .iter_mut()
-                .filter(|c| c.source_file == m.source_file && c.wing == m.from_wing)
-            {
+            for c in held.iter_mut().filter(|c| {
+                c.source_file == m.source_file
+                    && c.wing == m.from_wing
+                    && m.from_room.as_ref().is_none_or(|r| *r == c.room)
+            }) {
                 c.wing = m.wing.clone();
+                if let Some(room) = &m.room {
+                    c.room = room.clone();
+                }
                 moved += 1;
             }
         }

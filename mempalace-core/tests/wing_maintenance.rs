@@ -254,3 +254,70 @@ async fn move_drawers_checks_every_name_before_writing() {
     let d5 = s.palace.store().get(&["d5".to_string()]).await.unwrap();
     assert_eq!(d5[0].metadata.room, "beds");
 }
+
+#[tokio::test]
+async fn rooms_apply_moves_drawers_by_stored_vectors_and_takes_whole_files_closets_along() {
+    let s = palace().await;
+    // d1 and d2 (/a.md, room notes, wing _home_me_app) form the room set's one room.
+    let rooms = vec![mempalace_core::room_sets::SetRoom {
+        name: "deploys".into(),
+        description: String::new(),
+        keywords: Vec::new(),
+        exemplars: vec!["d1".into(), "d2".into()],
+    }];
+    let scope: std::collections::BTreeSet<String> = ["notes".to_string()].into();
+    let plan = s
+        .palace
+        .plan_room_reclassification("_home_me_app", &rooms, 0.3, Some(&scope))
+        .await
+        .unwrap();
+    assert_eq!(
+        plan.prototypes,
+        vec![("deploys".to_string(), "centroid of 2".to_string())]
+    );
+    assert_eq!((plan.total, plan.changes.len()), (2, 2), "{plan:?}");
+    assert_eq!(
+        plan.closet_targets,
+        vec![(
+            "/a.md".to_string(),
+            "notes".to_string(),
+            "deploys".to_string()
+        )]
+    );
+    let moved = s.palace.apply_room_plan(&plan).await.unwrap();
+    assert_eq!((moved.drawers, moved.closets), (2, 1));
+    let d = s
+        .palace
+        .store()
+        .get(&["d1".to_string(), "d2".to_string()])
+        .await
+        .unwrap();
+    assert!(
+        d.iter()
+            .all(|d| d.metadata.room == "deploys" && d.metadata.wing == "_home_me_app")
+    );
+    let in_deploys = ClosetScope {
+        wing: Some("_home_me_app".into()),
+        room: Some("deploys".into()),
+        source_file: None,
+    };
+    let closets = s
+        .closets
+        .containing_any(&["deploy".to_string()], &in_deploys, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        closets.len(),
+        1,
+        "the file's closet followed into the new room"
+    );
+    let again = s
+        .palace
+        .plan_room_reclassification("_home_me_app", &rooms, 0.3, Some(&scope))
+        .await
+        .unwrap();
+    assert!(
+        again.changes.is_empty(),
+        "nothing left in the rooms to reclassify"
+    );
+}

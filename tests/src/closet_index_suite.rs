@@ -258,11 +258,15 @@ pub async fn relocate_sources_moves_a_files_closets(factory: &dyn ClosetFactory)
             source_file: "/a.md".into(),
             from_wing: "w".into(),
             wing: "garden's".into(),
+            from_room: None,
+            room: None,
         },
         ClosetMove {
             source_file: "/none.md".into(),
             from_wing: "w".into(),
             wing: "x".into(),
+            from_room: None,
+            room: None,
         },
     ];
     assert_eq!(fx.index.relocate_sources(&moves).await.unwrap(), 2);
@@ -294,6 +298,34 @@ pub async fn relocate_sources_moves_a_files_closets(factory: &dyn ClosetFactory)
         ids(&find(elsewhere).await),
         vec!["c4"],
         "another wing's closet stays"
+    );
+    // A room move: only the closets of that room, and they take the new room.
+    let mut second_room = closet("c5", "tomatoes", "/b.md");
+    second_room.room = "other".into();
+    fx.index.upsert(&[second_room]).await.unwrap();
+    let room_move = ClosetMove {
+        source_file: "/b.md".into(),
+        from_wing: "w".into(),
+        wing: "w".into(),
+        from_room: Some("r".into()),
+        room: Some("beds".into()),
+    };
+    assert_eq!(fx.index.relocate_sources(&[room_move]).await.unwrap(), 1);
+    let beds = ClosetScope {
+        wing: Some("w".into()),
+        room: Some("beds".into()),
+        source_file: None,
+    };
+    assert_eq!(ids(&find(beds).await), vec!["c3"]);
+    let other = ClosetScope {
+        wing: Some("w".into()),
+        room: Some("other".into()),
+        source_file: None,
+    };
+    assert_eq!(
+        ids(&find(other).await),
+        vec!["c5"],
+        "the file's closet in another room stays"
     );
     assert_eq!(fx.index.relocate_sources(&[]).await.unwrap(), 0);
 }

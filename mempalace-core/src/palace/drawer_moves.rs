@@ -47,6 +47,8 @@ pub(super) fn closets_following(moved: &[(Drawer, DrawerMove)]) -> Vec<ClosetMov
                 source_file: source.to_string(),
                 from_wing: from.to_string(),
                 wing: wing.to_string(),
+                from_room: None,
+                room: None,
             })
         })
         .collect()

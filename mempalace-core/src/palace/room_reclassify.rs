@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::Palace;
 use super::drawer_moves::DrawersMoved;
+use crate::closets::ClosetMove;
 use crate::error::Result;
 use crate::filter::DrawerFilter;
 use crate::room_sets::{SetRoom, nearest_room};
@@ -40,6 +41,33 @@ pub struct RoomPlan {
     /// Up to five moves per destination room (in the order rooms got their first), with the
     /// cosine and the drawer's text.
     pub examples: Vec<(String, Vec<(f64, String)>)>,
+    /// Closets that follow: (source file, old room, new room) where every drawer of that file
+    /// and room goes to one room.
+    pub closet_targets: Vec<(String, String, String)>,
+    /// Moved drawers of files that only partly moved (their closets stay put).
+    pub partly_moved: u64,
+}
+
+/// 3.11's `closet_targets`: a (file, room) whose drawers all go to one room takes its closets
+/// along; one that splits or keeps some drawers does not (its moved drawers are counted).
+fn closet_targets(
+    source_moves: BTreeMap<(String, String), BTreeMap<String, u64>>,
+) -> (Vec<(String, String, String)>, u64) {
+    let mut targets = Vec::new();
+    let mut partly = 0;
+    for ((source, old), counts) in source_moves {
+        let stayed = counts.get("").copied().unwrap_or(0);
+        let dests: Vec<(&String, &u64)> = counts.iter().filter(|(r, _)| !r.is_empty()).collect();
+        if dests.is_empty() {
+            continue;
+        }
+        if dests.len() > 1 || stayed > 0 {
+            partly += dests.iter().map(|(_, n)| **n).sum::<u64>();
+        } else {
+            targets.push((source, old, dests[0].0.clone()));
+        }
+    }
+    (targets, partly)
 }
 
 impl Palace {
@@ -99,43 +127,58 @@ impl Palace {
                 prototypes[i].1 = v.into_iter().map(f64::from).collect();
             }
         }
-        let mut rows: Vec<(String, String, String)> = Vec::new();
+        let mut rows: Vec<(String, String, String, String)> = Vec::new();
         self.scan(&DrawerFilter::wing(wing), |d| {
-            rows.push((d.id, d.metadata.room, d.text));
+            rows.push((d.id, d.metadata.room, d.text, d.metadata.source_file));
         })
         .await?;
+        let mut source_moves: BTreeMap<(String, String), BTreeMap<String, u64>> = BTreeMap::new();
         let mut plan = RoomPlan {
             wing: wing.to_string(),
             prototypes: sources,
             ..RoomPlan::default()
         };
         for batch in rows.chunks(VECTOR_BATCH) {
-            let ids: Vec<String> = batch.iter().map(|(id, _, _)| id.clone()).collect();
+            let ids: Vec<String> = batch.iter().map(|(id, _, _, _)| id.clone()).collect();
             let vectors: HashMap<String, Vec<f32>> =
                 self.store.vectors(&ids).await?.into_iter().collect();
-            for (id, old, text) in batch {
+            for (id, old, text, source) in batch {
                 plan.total += 1;
+                let mut record = |dest: &str| {
+                    if !source.is_empty() {
+                        *source_moves
+                            .entry((source.clone(), old.clone()))
+                            .or_default()
+                            .entry(dest.to_string())
+                            .or_default() += 1;
+                    }
+                };
                 if from_rooms.is_some_and(|rooms| !rooms.contains(old)) {
                     plan.kept += 1;
                     *plan.per_room.entry(old.clone()).or_default() += 1;
+                    record("");
                     continue;
                 }
                 let Some(vector) = vectors.get(id) else {
                     plan.no_embedding += 1;
                     *plan.per_room.entry(old.clone()).or_default() += 1;
+                    record("");
                     continue;
                 };
                 let (room, confidence) = nearest_room(vector, &prototypes);
                 if room.is_empty() || confidence < threshold {
                     plan.below_threshold += 1;
                     *plan.per_room.entry(old.clone()).or_default() += 1;
+                    record("");
                     continue;
                 }
                 *plan.per_room.entry(room.to_string()).or_default() += 1;
                 if room == old {
                     plan.kept += 1;
+                    record("");
                     continue;
                 }
+                record(room);
                 plan.changes
                     .push((id.clone(), old.clone(), room.to_string()));
                 let slot = match plan.examples.iter().position(|(r, _)| r == room) {
@@ -150,12 +193,17 @@ impl Palace {
                 }
             }
         }
+        (plan.closet_targets, plan.partly_moved) = closet_targets(source_moves);
         Ok(plan)
     }
 
-    /// Applies a [`RoomPlan`]: each planned drawer moves to its new room (ids, text and
-    /// vectors kept). Running a plan again moves nothing twice.
+    /// Applies a [`RoomPlan`]: the closets that follow move to their new rooms, then each
+    /// planned drawer moves (ids, text and vectors kept). Running a plan again moves nothing
+    /// twice.
     pub async fn apply_room_plan(&self, plan: &RoomPlan) -> Result<DrawersMoved> {
+        for (_, _, room) in &plan.closet_targets {
+            validate_name("room", room)?;
+        }
         let moves: Vec<DrawerMove> = plan
             .changes
             .iter()
@@ -165,6 +213,65 @@ impl Palace {
                 room: room.clone(),
             })
             .collect();
-        self.move_drawers(&moves).await
+        let closet_moves: Vec<ClosetMove> = plan
+            .closet_targets
+            .iter()
+            .map(|(source, old, room)| ClosetMove {
+                source_file: source.clone(),
+                from_wing: plan.wing.clone(),
+                wing: plan.wing.clone(),
+                from_room: Some(old.clone()),
+                room: Some(room.clone()),
+            })
+            .collect();
+        // Closets first: a failed drawer move is finished by running the plan again.
+        let closets = if closet_moves.is_empty() {
+            0
+        } else {
+            self.require_palace().await?;
+            let _guard = self.write_lock.acquire().await?;
+            self.closets.relocate_sources(&closet_moves).await?
+        };
+        let moved = self.move_drawers(&moves).await?;
+        Ok(DrawersMoved {
+            drawers: moved.drawers,
+            closets: moved.closets + closets,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closets_follow_only_a_file_room_that_moved_whole_to_one_room() {
+        let mut moves: BTreeMap<(String, String), BTreeMap<String, u64>> = BTreeMap::new();
+        let mut add = |source: &str, old: &str, dest: &str, n: u64| {
+            *moves
+                .entry((source.into(), old.into()))
+                .or_default()
+                .entry(dest.into())
+                .or_default() += n;
+        };
+        add("/whole.md", "general", "testing", 3);
+        add("/split.md", "general", "testing", 1);
+        add("/split.md", "general", "release", 2);
+        add("/partly.md", "general", "testing", 2);
+        add("/partly.md", "general", "", 1);
+        add("/stays.md", "general", "", 4);
+        let (targets, partly) = closet_targets(moves);
+        assert_eq!(
+            targets,
+            vec![(
+                "/whole.md".to_string(),
+                "general".to_string(),
+                "testing".to_string()
+            )]
+        );
+        assert_eq!(
+            partly, 5,
+            "the moved drawers of the split and the partly moved file"
+        );
     }
 }
