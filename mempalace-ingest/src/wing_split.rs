@@ -519,15 +519,6 @@ pub async fn apply_wing_split(palace: &Palace, plan: &WingSplitPlan) -> Result<W
     let marker = pending_path(&palace_dir, &plan.wing);
     let fingerprint = plan.fingerprint();
     let resumed = check_pending(&palace_dir, plan)?;
-    if !resumed {
-        let started = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false);
-        write_replacing(
-            &marker,
-            &format!(
-                "{{\n  \"started_at\": \"{started}\",\n  \"plan_sha256\": \"{fingerprint}\"\n}}\n"
-            ),
-        )?;
-    }
     let targets: BTreeMap<&str, &str> = plan
         .projects
         .iter()
@@ -554,7 +545,26 @@ pub async fn apply_wing_split(palace: &Palace, plan: &WingSplitPlan) -> Result<W
         .map(|m| m.wing.as_str())
         .collect::<BTreeSet<_>>()
         .len();
-    let DrawersMoved { drawers, closets } = palace.move_drawers(&moves).await?;
+    // The marker is written under the palace write lock, just before the first move: a busy
+    // palace leaves none behind.
+    let started = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false);
+    let marker_text =
+        format!("{{\n  \"started_at\": \"{started}\",\n  \"plan_sha256\": \"{fingerprint}\"\n}}\n");
+    let marker_path = marker.clone();
+    let DrawersMoved { drawers, closets } = palace
+        .move_drawers_after(&moves, move || {
+            if resumed {
+                return Ok(());
+            }
+            write_replacing(&marker_path, &marker_text).map_err(|e| match e {
+                IngestError::Palace(p) => p,
+                IngestError::Io { path, source } => {
+                    mempalace_core::PalaceError::Io { path, source }
+                }
+                other => mempalace_core::PalaceError::invalid("pending marker", other.to_string()),
+            })
+        })
+        .await?;
     let hallways_dropped = if drawers > 0 || resumed {
         palace.drop_wing_hallways(&plan.wing).await?
     } else {

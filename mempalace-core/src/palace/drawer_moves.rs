@@ -85,6 +85,28 @@ impl Palace {
         self.move_drawers_locked(moves).await
     }
 
+    /// [`Self::move_drawers`] that first runs `before_write` under the palace write lock (e.g.
+    /// to record that a long move has started), so nothing is recorded when the palace is
+    /// busy; an error from it moves nothing.
+    pub async fn move_drawers_after(
+        &self,
+        moves: &[DrawerMove],
+        before_write: impl FnOnce() -> Result<()> + Send,
+    ) -> Result<DrawersMoved> {
+        for m in moves {
+            validate_record_id("drawer", &m.id)?;
+            validate_name("wing", &m.wing)?;
+            validate_name("room", &m.room)?;
+        }
+        self.require_palace().await?;
+        let _guard = self.write_lock.acquire().await?;
+        before_write()?;
+        if moves.is_empty() {
+            return Ok(DrawersMoved::default());
+        }
+        self.move_drawers_locked(moves).await
+    }
+
     /// [`Self::move_drawers`] for a caller that holds the write lock and checked the names.
     pub(super) async fn move_drawers_locked(&self, moves: &[DrawerMove]) -> Result<DrawersMoved> {
         let moves = last_move_per_id(moves);
