@@ -387,6 +387,22 @@ struct LinkIndex {
 }
 
 impl LinkIndex {
+    /// An index with nothing in it yet, whose ambiguous spellings are judged over every
+    /// `entity:` end of `tunnels` (3.11's `connection_index(tunnels, seed=False)`).
+    fn empty_over(tunnels: &[Value]) -> Self {
+        let spellings: BTreeSet<String> = tunnels
+            .iter()
+            .filter(|t| t.is_object())
+            .filter_map(tunnel_endpoints)
+            .flat_map(|(a, b)| [a.1, b.1])
+            .filter_map(|room| room.strip_prefix("entity:").map(str::to_string))
+            .collect();
+        LinkIndex {
+            ambiguous: ambiguous_spellings(&spellings),
+            buckets: HashMap::new(),
+        }
+    }
+
     fn bucket(ends: &Ends) -> Vec<(String, String)> {
         let mut key = vec![
             (ends.0.0.clone(), room_spelling_key(&ends.0.1)),
@@ -433,6 +449,23 @@ impl LinkIndex {
     }
 }
 
+/// Each spelling's file, as (spelling key, cluster index): the clusters of each key's
+/// spellings in sorted order; a spelling that could be two files is in none.
+fn cluster_ids(
+    spellings_by_key: &BTreeMap<String, BTreeSet<String>>,
+) -> HashMap<String, (String, usize)> {
+    let mut ids = HashMap::new();
+    for (key, spellings) in spellings_by_key {
+        let sorted: Vec<String> = spellings.iter().cloned().collect();
+        for (i, cluster) in spelling_clusters(&sorted).into_iter().enumerate() {
+            for s in cluster {
+                ids.insert(s, (key.clone(), i));
+            }
+        }
+    }
+    ids
+}
+
 /// `{entity: {normalised wing: (wing as written, strength)}}` for entities that link two or
 /// more wings (3.11's `entity_tunnel_candidates`).
 fn entity_tunnel_candidates(hallways: &[Value]) -> Vec<BTreeMap<String, (String, i64)>> {
@@ -455,15 +488,7 @@ fn entity_tunnel_candidates(hallways: &[Value]) -> Vec<BTreeMap<String, (String,
             }
         }
     }
-    let mut canonical: HashMap<String, (String, usize)> = HashMap::new();
-    for (base, spellings) in &spellings_by_base {
-        let sorted: Vec<String> = spellings.iter().cloned().collect();
-        for (i, cluster) in spelling_clusters(&sorted).into_iter().enumerate() {
-            for s in cluster {
-                canonical.insert(s, (base.clone(), i));
-            }
-        }
-    }
+    let canonical = cluster_ids(&spellings_by_base);
     let mut order: Vec<(String, usize)> = Vec::new();
     let mut by_key: HashMap<(String, usize), BTreeMap<String, (String, i64)>> = HashMap::new();
     for h in hallways.iter().filter(|h| h.is_object()) {
@@ -526,17 +551,7 @@ fn analyze_tunnels(
     let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
     let (mut never_used, mut dangling, mut duplicates, mut artifacts) = (0u64, 0u64, 0u64, 0u64);
     let mut generic: Vec<String> = Vec::new();
-    let spellings: BTreeSet<String> = tunnels
-        .iter()
-        .filter(|t| t.is_object())
-        .filter_map(tunnel_endpoints)
-        .flat_map(|(a, b)| [a.1, b.1])
-        .filter_map(|room| room.strip_prefix("entity:").map(str::to_string))
-        .collect();
-    let mut seen = LinkIndex {
-        ambiguous: ambiguous_spellings(&spellings),
-        buckets: HashMap::new(),
-    };
+    let mut seen = LinkIndex::empty_over(tunnels);
     let mut tunneled: HashSet<String> = HashSet::new();
     let mut records: Vec<&Value> = tunnels.iter().filter(|t| t.is_object()).collect();
     records.sort_by_key(|t| std::cmp::Reverse(int_or_zero(t.get("access_count"))));
@@ -640,6 +655,17 @@ fn analyze_tunnels(
 
 // ── Hallways ─────────────────────────────────────────────────────────────
 
+/// 3.11's `is_self_link(record)`: both entities present (not null) and spellings of one file.
+fn is_self_link_record(h: &Value) -> bool {
+    let entity = |key: &str| {
+        h.get(key).filter(|v| !v.is_null()).map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    };
+    is_self_link(entity("entity_a").as_deref(), entity("entity_b").as_deref())
+}
+
 fn entity_text(h: &Value, key: &str) -> String {
     match h.get(key) {
         None | Some(Value::Null) => "None".to_string(),
@@ -676,15 +702,7 @@ fn association_groups(records: &[&Value], members_of: &[usize]) -> Vec<Vec<usize
                     .insert(e);
             }
         }
-        let mut cluster_of: HashMap<String, (String, usize)> = HashMap::new();
-        for (key, names) in &spellings {
-            let sorted: Vec<String> = names.iter().cloned().collect();
-            for (ci, cluster) in spelling_clusters(&sorted).into_iter().enumerate() {
-                for e in cluster {
-                    cluster_of.insert(e, (key.clone(), ci));
-                }
-            }
-        }
+        let cluster_of = cluster_ids(&spellings);
         let mut bucket_order: Vec<Vec<(String, usize)>> = Vec::new();
         let mut buckets: HashMap<Vec<(String, usize)>, Vec<usize>> = HashMap::new();
         for &i in members {
@@ -718,22 +736,8 @@ fn analyze_hallways(hallways: &[Value]) -> Value {
     let total = hallways.len();
     let records: Vec<&Value> = hallways.iter().filter(|h| h.is_object()).collect();
     let strength = |i: usize| std::cmp::Reverse(int_or_zero(records[i].get("co_occurrence_count")));
-    let entity = |i: usize, key: &str| {
-        records[i]
-            .get(key)
-            .filter(|v| !v.is_null())
-            .map(|v| match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            })
-    };
     let self_links: Vec<usize> = (0..records.len())
-        .filter(|&i| {
-            is_self_link(
-                entity(i, "entity_a").as_deref(),
-                entity(i, "entity_b").as_deref(),
-            )
-        })
+        .filter(|&i| is_self_link_record(records[i]))
         .collect();
     let mut artifacts: HashSet<usize> = self_links.iter().copied().collect();
     let others: Vec<usize> = (0..records.len())
@@ -838,17 +842,7 @@ pub fn prune_tunnel_records(
         .filter(|w| !w.is_empty())
         .map(|w| norm_wing(w))
         .collect();
-    let spellings: BTreeSet<String> = records
-        .iter()
-        .filter(|t| t.is_object())
-        .filter_map(tunnel_endpoints)
-        .flat_map(|(a, b)| [a.1, b.1])
-        .filter_map(|room| room.strip_prefix("entity:").map(str::to_string))
-        .collect();
-    let mut seen = LinkIndex {
-        ambiguous: ambiguous_spellings(&spellings),
-        buckets: HashMap::new(),
-    };
+    let mut seen = LinkIndex::empty_over(records);
     let mut out = TunnelPrune {
         total: records.len(),
         ..TunnelPrune::default()
@@ -914,20 +908,8 @@ pub struct HallwayPrune {
 pub fn prune_hallway_records(records: &mut Vec<Value>) -> HallwayPrune {
     let objects: Vec<&Value> = records.iter().filter(|h| h.is_object()).collect();
     let count = |h: &Value| std::cmp::Reverse(int_or_zero(h.get("co_occurrence_count")));
-    let entity = |h: &Value, key: &str| {
-        h.get(key).filter(|v| !v.is_null()).map(|v| match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-    };
-    let is_self = |h: &Value| {
-        is_self_link(
-            entity(h, "entity_a").as_deref(),
-            entity(h, "entity_b").as_deref(),
-        )
-    };
     let mut self_links: Vec<usize> = (0..objects.len())
-        .filter(|&i| is_self(objects[i]))
+        .filter(|&i| is_self_link_record(objects[i]))
         .collect();
     let self_set: HashSet<usize> = self_links.iter().copied().collect();
     let candidates: Vec<usize> = (0..objects.len())

@@ -798,31 +798,27 @@ impl KnowledgeGraph for PostgresKnowledgeGraph {
             .map_err(pg(op))?;
         let count = |i: usize| row.get::<_, i64>(i).max(0) as u64;
         let (entities, triples, current_facts) = (count(0), count(1), count(2));
-        let predicates: std::collections::BTreeMap<String, u64> = tx
+        // One pass: all facts and the open ones per predicate.
+        let rows = tx
             .query(
                 &self.sql(
-                    "SELECT predicate, COUNT(*) FROM {s}.triples GROUP BY predicate ORDER BY predicate",
+                    "SELECT predicate, COUNT(*), COUNT(*) FILTER (WHERE valid_to IS NULL)
+                        FROM {s}.triples GROUP BY predicate ORDER BY predicate",
                 ),
                 &[],
             )
             .await
-            .map_err(pg(op))?
-            .iter()
-            .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1).max(0) as u64))
-            .collect();
-        let current_predicates: std::collections::BTreeMap<String, u64> = tx
-            .query(
-                &self.sql(
-                    "SELECT predicate, COUNT(*) FROM {s}.triples WHERE valid_to IS NULL
-                        GROUP BY predicate ORDER BY predicate",
-                ),
-                &[],
-            )
-            .await
-            .map_err(pg(op))?
-            .iter()
-            .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1).max(0) as u64))
-            .collect();
+            .map_err(pg(op))?;
+        let mut predicates = std::collections::BTreeMap::new();
+        let mut current_predicates = std::collections::BTreeMap::new();
+        for r in &rows {
+            let predicate: String = r.get(0);
+            let open = r.get::<_, i64>(2).max(0) as u64;
+            if open > 0 {
+                current_predicates.insert(predicate.clone(), open);
+            }
+            predicates.insert(predicate, r.get::<_, i64>(1).max(0) as u64);
+        }
         tx.commit().await.map_err(pg(op))?;
         Ok(KgStats {
             entities,

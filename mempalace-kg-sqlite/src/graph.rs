@@ -536,35 +536,31 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
                     },
                 )
                 .map_err(sql(op))?;
+            // One pass: all facts and the open ones per predicate.
             let mut stmt = tx
                 .prepare(
-                    "SELECT predicate, COUNT(*) FROM triples GROUP BY predicate ORDER BY predicate",
-                )
-                .map_err(sql(op))?;
-            let predicates = stmt
-                .query_map([], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
-                })
-                .and_then(|rows| {
-                    rows.collect::<rusqlite::Result<std::collections::BTreeMap<_, _>>>()
-                })
-                .map_err(sql(op))?;
-            drop(stmt);
-            let mut stmt = tx
-                .prepare(
-                    "SELECT predicate, COUNT(*) FROM triples WHERE valid_to IS NULL \
+                    "SELECT predicate, COUNT(*), SUM(valid_to IS NULL) FROM triples \
                      GROUP BY predicate ORDER BY predicate",
                 )
                 .map_err(sql(op))?;
-            let current_predicates = stmt
+            let rows = stmt
                 .query_map([], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, i64>(1)?.max(0) as u64,
+                        r.get::<_, i64>(2)?.max(0) as u64,
+                    ))
                 })
-                .and_then(|rows| {
-                    rows.collect::<rusqlite::Result<std::collections::BTreeMap<_, _>>>()
-                })
+                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
                 .map_err(sql(op))?;
             drop(stmt);
+            let predicates: std::collections::BTreeMap<String, u64> =
+                rows.iter().map(|(p, all, _)| (p.clone(), *all)).collect();
+            let current_predicates: std::collections::BTreeMap<String, u64> = rows
+                .into_iter()
+                .filter(|(_, _, open)| *open > 0)
+                .map(|(p, _, open)| (p, open))
+                .collect();
             tx.finish().map_err(sql(op))?;
             Ok(KgStats {
                 entities,

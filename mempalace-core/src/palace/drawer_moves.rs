@@ -54,6 +54,16 @@ pub(super) fn closets_following(moved: &[(Drawer, DrawerMove)]) -> Vec<ClosetMov
         .collect()
 }
 
+/// Every move's id, wing and room checked, before anything is written.
+fn check_moves(moves: &[DrawerMove]) -> Result<()> {
+    for m in moves {
+        validate_record_id("drawer", &m.id)?;
+        validate_name("wing", &m.wing)?;
+        validate_name("room", &m.room)?;
+    }
+    Ok(())
+}
+
 /// `moves` with one move per id, the last one given winning (as applied one by one).
 fn last_move_per_id(moves: &[DrawerMove]) -> Vec<DrawerMove> {
     let mut seen = std::collections::HashSet::new();
@@ -72,11 +82,7 @@ impl Palace {
     /// their metadata; the closets of their source files follow. Every id and name is checked
     /// before anything is written; ids not in the palace are skipped.
     pub async fn move_drawers(&self, moves: &[DrawerMove]) -> Result<DrawersMoved> {
-        for m in moves {
-            validate_record_id("drawer", &m.id)?;
-            validate_name("wing", &m.wing)?;
-            validate_name("room", &m.room)?;
-        }
+        check_moves(moves)?;
         if moves.is_empty() {
             return Ok(DrawersMoved::default());
         }
@@ -93,11 +99,7 @@ impl Palace {
         moves: &[DrawerMove],
         before_write: impl FnOnce() -> Result<()> + Send,
     ) -> Result<DrawersMoved> {
-        for m in moves {
-            validate_record_id("drawer", &m.id)?;
-            validate_name("wing", &m.wing)?;
-            validate_name("room", &m.room)?;
-        }
+        check_moves(moves)?;
         self.require_palace().await?;
         let _guard = self.write_lock.acquire().await?;
         before_write()?;
