@@ -53,6 +53,10 @@ pub struct DrawerMetadata {
     /// Where in a conversation the drawer comes from (drawers mined from chats only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation: Option<ConversationRef>,
+    /// Names the text mentions (people, projects, files, identifiers), found when it was
+    /// mined; hallways and entity tunnels are built from them (3.11's `entities`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entities: Vec<String>,
 }
 
 impl DrawerMetadata {
@@ -60,6 +64,24 @@ impl DrawerMetadata {
     pub fn dated_at(&self) -> &str {
         self.authored_at.as_deref().unwrap_or(&self.filed_at)
     }
+}
+
+/// The stored form of a drawer's `entities`: 3.11's `;`-separated string, or `None` when it
+/// has none.
+pub fn entities_to_field(entities: &[String]) -> Option<String> {
+    (!entities.is_empty()).then(|| entities.join(";"))
+}
+
+/// The names of a stored `entities` value, parsed as 3.11 does: split at `;`, trimmed, empty
+/// names dropped, the first spelling of a repeat kept.
+pub fn entities_from_field(stored: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for name in stored.split(';').map(str::trim).filter(|n| !n.is_empty()) {
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
+    names
 }
 
 /// A drawer's place in a mined conversation: which conversation, which turns, who spoke.

@@ -113,6 +113,14 @@ impl PalaceError {
         }
     }
 
+    /// A [`PalaceError::Io`] error at `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        PalaceError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
     /// A [`PalaceError::Store`] error from the backend's error (kept as the source) or a
     /// message.
     pub fn store(backend: &'static str, operation: &'static str, err: impl Into<BoxError>) -> Self {

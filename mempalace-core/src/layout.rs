@@ -12,6 +12,7 @@
 //! | `write.lock` | the cross-process write lock |
 //! | `identity.txt` | the wake-up's L0 identity |
 //! | `entities.json` | AAAK entity codes |
+//! | `tunnels/proposal.json` | `tunnels propose`'s plan, for review (3.11's file) |
 
 use std::path::{Path, PathBuf};
 
@@ -44,6 +45,10 @@ impl PalaceLayout {
     pub const IDENTITY: &'static str = "identity.txt";
     /// AAAK entity codes.
     pub const ENTITY_CODES: &'static str = "entities.json";
+    /// The folder of `tunnels propose`'s plan.
+    pub const TUNNEL_PLANS_DIR: &'static str = "tunnels";
+    /// `tunnels propose`'s plan, in [`Self::TUNNEL_PLANS_DIR`].
+    pub const TUNNEL_PROPOSAL: &'static str = "proposal.json";
 
     /// The layout of the palace folder `root`.
     pub fn new(root: impl Into<PathBuf>) -> Self {
@@ -109,6 +114,13 @@ impl PalaceLayout {
     /// `entities.json`.
     pub fn entity_codes(&self) -> PathBuf {
         self.root.join(Self::ENTITY_CODES)
+    }
+
+    /// `tunnels/proposal.json`.
+    pub fn tunnel_proposal(&self) -> PathBuf {
+        self.root
+            .join(Self::TUNNEL_PLANS_DIR)
+            .join(Self::TUNNEL_PROPOSAL)
     }
 }
 

@@ -44,6 +44,7 @@ mod cross_host_dedup;
 mod drawer_batches;
 mod drawer_moves;
 mod drawer_update;
+mod entity_links;
 mod graph_ops;
 mod health_ops;
 mod mining_support;
@@ -62,6 +63,7 @@ pub use cross_host_dedup::DEFAULT_SETTLE;
 pub use drawer_batches::{BULK_MAX_IDS, DrawerBatch, DrawersDeleted};
 pub use drawer_moves::DrawersMoved;
 pub use drawer_update::{DrawerUpdate, DrawerUpdated};
+pub use entity_links::{ProposalOutcome, WingHallways};
 pub use graph_ops::{HallwayDeleted, TunnelDeleted};
 pub use reconnect::Reconnected;
 pub use room_reclassify::RoomPlan;
@@ -833,6 +835,7 @@ impl Palace {
                         filed_at: filed_at.clone(),
                         authored_at: None,
                         conversation: None,
+                        entities: Vec::new(),
                     },
                 })
                 .collect();
@@ -1362,6 +1365,7 @@ impl Palace {
                 filed_at: timestamp.clone(),
                 authored_at: None,
                 conversation: None,
+                entities: Vec::new(),
             },
         };
         self.store

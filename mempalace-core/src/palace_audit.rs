@@ -11,11 +11,15 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::entity_spelling::{
-    ambiguous_spellings, canonical_spelling, entity_spelling_key, is_generic_entity, is_self_link,
-    same_file_spelling, spelling_clusters,
+    canonical_spelling, entity_spelling_key, is_generic_entity, is_self_link, same_file_spelling,
+};
+use crate::python_json::{int_or_zero, text_or_empty, truthy};
+use crate::tunnel_links::{
+    ENTITY_TUNNEL_MIN_COUNT, LinkIndex, cluster_ids, endpoint, entity_tunnel_candidates, norm_wing,
+    tunnel_endpoints,
 };
 use crate::validation::normalize_wing_name;
 
@@ -39,8 +43,6 @@ const MIXED_WING_MIN_PROJECTS: u64 = 5;
 const MIXED_WING_MIN_DRAWERS: u64 = 500;
 /// The strongest hallways looked at for artifacts.
 const HALLWAY_TOP_N: usize = 100;
-/// Weakest hallway count that makes an entity link its wing.
-const ENTITY_TUNNEL_MIN_COUNT: i64 = 3;
 
 /// A transcript wing's source projects (`naming`'s mixed-wing check).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,57 +124,6 @@ pub fn drift_key(name: &str) -> String {
         k.pop();
     }
     k
-}
-
-/// A wing's normalised name, itself when that is empty.
-fn norm_wing(wing: &str) -> String {
-    let n = normalize_wing_name(wing);
-    if n.is_empty() { wing.to_string() } else { n }
-}
-
-/// Python truthiness of a JSON value.
-fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(Value::Object(o)) => !o.is_empty(),
-    }
-}
-
-/// Python's `str(v or "")` of a JSON value.
-fn text_or_empty(v: Option<&Value>) -> String {
-    if !truthy(v) {
-        return String::new();
-    }
-    match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-        None => String::new(),
-    }
-}
-
-/// Python's `int(v or 0)` of a JSON value (0 for what is not a number).
-fn int_or_zero(v: Option<&Value>) -> i64 {
-    match v {
-        Some(Value::Number(n)) => n
-            .as_i64()
-            .unwrap_or_else(|| n.as_f64().unwrap_or(0.0) as i64),
-        Some(Value::Bool(true)) => 1,
-        Some(Value::String(s)) => s.trim().parse().unwrap_or(0),
-        _ => 0,
-    }
-}
-
-/// An endpoint object of a tunnel (`{}` when missing).
-fn endpoint<'a>(t: &'a Value, key: &str) -> &'a Map<String, Value> {
-    static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
-    match t.get(key) {
-        Some(Value::Object(o)) => o,
-        _ => &EMPTY,
-    }
 }
 
 // ── Rooms ────────────────────────────────────────────────────────────────
@@ -350,197 +301,6 @@ fn analyze_naming(
 
 // ── Tunnels ──────────────────────────────────────────────────────────────
 
-/// A tunnel's two ends as (normalised wing, room), or none when a wing is missing.
-type Ends = ((String, String), (String, String));
-
-fn tunnel_endpoints(t: &Value) -> Option<Ends> {
-    let (source, target) = (endpoint(t, "source"), endpoint(t, "target"));
-    let wa = text_or_empty(source.get("wing"));
-    let wb = text_or_empty(target.get("wing"));
-    if wa.is_empty() || wb.is_empty() {
-        return None;
-    }
-    Some((
-        (norm_wing(&wa), text_or_empty(source.get("room"))),
-        (norm_wing(&wb), text_or_empty(target.get("room"))),
-    ))
-}
-
-fn room_spelling_key(room: &str) -> String {
-    match room.strip_prefix("entity:") {
-        Some(name) => format!("entity:{}", entity_spelling_key(name)),
-        None => entity_spelling_key(room),
-    }
-}
-
-fn rooms_match(a: &str, b: &str) -> bool {
-    match (a.strip_prefix("entity:"), b.strip_prefix("entity:")) {
-        (Some(x), Some(y)) => same_file_spelling(x, y),
-        _ => room_spelling_key(a) == room_spelling_key(b),
-    }
-}
-
-/// The links seen so far, matched as a reader would (3.11's `LinkIndex`).
-struct LinkIndex {
-    ambiguous: HashSet<String>,
-    buckets: HashMap<Vec<(String, String)>, Vec<Ends>>,
-}
-
-impl LinkIndex {
-    /// An index with nothing in it yet, whose ambiguous spellings are judged over every
-    /// `entity:` end of `tunnels` (3.11's `connection_index(tunnels, seed=False)`).
-    fn empty_over(tunnels: &[Value]) -> Self {
-        let spellings: BTreeSet<String> = tunnels
-            .iter()
-            .filter(|t| t.is_object())
-            .filter_map(tunnel_endpoints)
-            .flat_map(|(a, b)| [a.1, b.1])
-            .filter_map(|room| room.strip_prefix("entity:").map(str::to_string))
-            .collect();
-        LinkIndex {
-            ambiguous: ambiguous_spellings(&spellings),
-            buckets: HashMap::new(),
-        }
-    }
-
-    fn bucket(ends: &Ends) -> Vec<(String, String)> {
-        let mut key = vec![
-            (ends.0.0.clone(), room_spelling_key(&ends.0.1)),
-            (ends.1.0.clone(), room_spelling_key(&ends.1.1)),
-        ];
-        key.sort();
-        key
-    }
-
-    fn endpoint_match(&self, a: &str, b: &str) -> bool {
-        if !rooms_match(a, b) {
-            return false;
-        }
-        let (ea, eb) = (a.strip_prefix("entity:"), b.strip_prefix("entity:"));
-        if ea.is_some_and(|e| self.ambiguous.contains(e))
-            || eb.is_some_and(|e| self.ambiguous.contains(e))
-        {
-            return ea == eb;
-        }
-        true
-    }
-
-    fn contains(&self, ends: &Ends) -> bool {
-        let ((wa, ra), (wb, rb)) = ends;
-        self.buckets.get(&Self::bucket(ends)).is_some_and(|stored| {
-            stored.iter().any(|((wa2, ra2), (wb2, rb2))| {
-                (wa == wa2
-                    && wb == wb2
-                    && self.endpoint_match(ra, ra2)
-                    && self.endpoint_match(rb, rb2))
-                    || (wa == wb2
-                        && wb == wa2
-                        && self.endpoint_match(ra, rb2)
-                        && self.endpoint_match(rb, ra2))
-            })
-        })
-    }
-
-    fn add(&mut self, ends: Ends) {
-        self.buckets
-            .entry(Self::bucket(&ends))
-            .or_default()
-            .push(ends);
-    }
-}
-
-/// Each spelling's file, as (spelling key, cluster index): the clusters of each key's
-/// spellings in sorted order; a spelling that could be two files is in none.
-fn cluster_ids(
-    spellings_by_key: &BTreeMap<String, BTreeSet<String>>,
-) -> HashMap<String, (String, usize)> {
-    let mut ids = HashMap::new();
-    for (key, spellings) in spellings_by_key {
-        let sorted: Vec<String> = spellings.iter().cloned().collect();
-        for (i, cluster) in spelling_clusters(&sorted).into_iter().enumerate() {
-            for s in cluster {
-                ids.insert(s, (key.clone(), i));
-            }
-        }
-    }
-    ids
-}
-
-/// `{entity: {normalised wing: (wing as written, strength)}}` for entities that link two or
-/// more wings (3.11's `entity_tunnel_candidates`).
-fn entity_tunnel_candidates(hallways: &[Value]) -> Vec<BTreeMap<String, (String, i64)>> {
-    let usable = |e: Option<&Value>| -> Option<String> {
-        match e {
-            Some(Value::String(s)) if !s.trim().is_empty() && !is_generic_entity(s) => {
-                Some(s.clone())
-            }
-            _ => None,
-        }
-    };
-    let mut spellings_by_base: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for h in hallways.iter().filter(|h| h.is_object()) {
-        for key in ["entity_a", "entity_b"] {
-            if let Some(e) = usable(h.get(key)) {
-                spellings_by_base
-                    .entry(entity_spelling_key(&e))
-                    .or_default()
-                    .insert(e);
-            }
-        }
-    }
-    let canonical = cluster_ids(&spellings_by_base);
-    let mut order: Vec<(String, usize)> = Vec::new();
-    let mut by_key: HashMap<(String, usize), BTreeMap<String, (String, i64)>> = HashMap::new();
-    for h in hallways.iter().filter(|h| h.is_object()) {
-        let Some(Value::String(hw)) = h.get("wing") else {
-            continue;
-        };
-        if hw.trim().is_empty() {
-            continue;
-        }
-        let wn = normalize_wing_name(hw.trim());
-        let count = match h.get("co_occurrence_count") {
-            Some(v) => int_or_zero(Some(v)),
-            None => ENTITY_TUNNEL_MIN_COUNT,
-        };
-        for key in ["entity_a", "entity_b"] {
-            let Some(e) = usable(h.get(key)) else {
-                continue;
-            };
-            let Some(cluster) = canonical.get(&e) else {
-                continue;
-            };
-            let slot = by_key.entry(cluster.clone()).or_insert_with(|| {
-                order.push(cluster.clone());
-                BTreeMap::new()
-            });
-            if slot.get(&wn).is_none_or(|prev| count > prev.1) {
-                slot.insert(wn.clone(), (hw.clone(), count));
-            }
-        }
-    }
-    let all_wings: HashSet<String> = hallways
-        .iter()
-        .filter(|h| h.is_object() && truthy(h.get("wing")))
-        .map(|h| normalize_wing_name(text_or_empty(h.get("wing")).trim()))
-        .collect();
-    let cap = 3usize.max((all_wings.len() as f64 * 0.25) as usize);
-    order
-        .into_iter()
-        .filter_map(|key| {
-            let wings = by_key.remove(&key)?;
-            if wings.len() > cap {
-                return None;
-            }
-            let strong: BTreeMap<String, (String, i64)> = wings
-                .into_iter()
-                .filter(|(_, v)| v.1 >= ENTITY_TUNNEL_MIN_COUNT)
-                .collect();
-            (strong.len() >= 2).then_some(strong)
-        })
-        .collect()
-}
-
 fn analyze_tunnels(
     tunnels: &[Value],
     wing_rooms: &BTreeMap<String, BTreeMap<String, u64>>,
@@ -605,13 +365,12 @@ fn analyze_tunnels(
     }
     let mut linkable: BTreeMap<String, String> = BTreeMap::new();
     if !hallways.is_empty() {
-        for per_wing in entity_tunnel_candidates(hallways) {
-            let present: BTreeMap<String, String> = per_wing
+        for candidate in entity_tunnel_candidates(hallways, ENTITY_TUNNEL_MIN_COUNT) {
+            let present: BTreeMap<String, String> = candidate
+                .wings
                 .into_iter()
-                .filter(|(w, (display, _))| {
-                    wing_rooms.contains_key(display) || wing_rooms.contains_key(w)
-                })
-                .map(|(w, (display, _))| (w, display))
+                .filter(|w| wing_rooms.contains_key(&w.display) || wing_rooms.contains_key(&w.wing))
+                .map(|w| (w.wing, w.display))
                 .collect();
             if present.len() >= 2 {
                 linkable.extend(present);

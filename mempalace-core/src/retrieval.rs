@@ -414,6 +414,7 @@ mod tests {
                 filed_at: "2026-01-01T00:00:00".into(),
                 authored_at: None,
                 conversation: None,
+                entities: Vec::new(),
             },
         }
     }

@@ -324,6 +324,7 @@ mod tests {
                     filed_at: String::new(),
                     authored_at: None,
                     conversation: None,
+                    entities: Vec::new(),
                 },
             },
             distance,

@@ -34,6 +34,7 @@ fn chunk(source: &str, room: &str, index: u32, text: &str) -> Drawer {
             filed_at: "2026-01-01T00:00:00".into(),
             authored_at: None,
             conversation: None,
+            entities: Vec::new(),
         },
     }
 }

@@ -172,6 +172,7 @@ async fn a_drawer_that_yielded_to_one_that_went_away_is_filed_again() {
             filed_at: String::new(),
             authored_at: None,
             conversation: None,
+            entities: Vec::new(),
         },
     };
     let store = Arc::new(ShiftingStore {

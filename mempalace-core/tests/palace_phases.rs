@@ -424,6 +424,7 @@ async fn absurd_limits_are_capped_at_the_palace_limit() {
                 filed_at: "2026-01-01T00:00:00".into(),
                 authored_at: None,
                 conversation: None,
+                entities: Vec::new(),
             },
         })
         .collect();

@@ -47,6 +47,7 @@ fn drawer(id: &str, wing: &str, room: &str, text: &str, filed_at: &str) -> Drawe
             filed_at: filed_at.into(),
             authored_at: None,
             conversation: None,
+            entities: Vec::new(),
         },
     }
 }

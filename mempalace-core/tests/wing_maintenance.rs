@@ -26,6 +26,7 @@ fn drawer(id: &str, wing: &str, room: &str, source: &str, text: &str) -> Drawer 
             filed_at: "2026-01-01T00:00:00".into(),
             authored_at: None,
             conversation: None,
+            entities: Vec::new(),
         },
     }
 }

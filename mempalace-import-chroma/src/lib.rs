@@ -280,6 +280,10 @@ pub fn to_drawer(record: &ChromaRecord, now: &str) -> std::result::Result<Drawer
                 .filter(|_| text_field(record, "ingest_mode").as_deref() == Some("convos"))
                 .and_then(|a| mempalace_core::conversations::timestamps::from_iso(&a)),
             conversation: None,
+            // The names 3.11's miners found, which its hallways were built from.
+            entities: text_field(record, "entities")
+                .map(|e| mempalace_core::drawer::entities_from_field(&e))
+                .unwrap_or_default(),
         },
     })
 }

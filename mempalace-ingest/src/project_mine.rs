@@ -122,6 +122,7 @@ fn file_chunks(file: &ProjectFile, opts: &MineOptions, filed_at: &str) -> Option
                 filed_at: filed_at.to_string(),
                 authored_at: None,
                 conversation: None,
+                entities: Vec::new(),
             },
         })
         .collect();

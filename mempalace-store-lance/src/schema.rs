@@ -9,13 +9,72 @@ use arrow_array::{
     ArrayRef, FixedSizeListArray, Float32Array, RecordBatch, StringArray, UInt32Array,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use mempalace_core::drawer::{entities_from_field, entities_to_field};
 use mempalace_core::{AddedBy, Drawer, DrawerMetadata, PalaceError, Result};
 
 /// Name of the vector column.
 pub(crate) const VECTOR_COLUMN: &str = "vector";
-/// Every column but the vector, for reads that need no vector (the dated columns only when
-/// the table has them: tables made before conversation mining gain them on their first write).
-pub(crate) fn drawer_columns(dated: bool) -> Vec<&'static str> {
+/// Which of the columns added after the first release a table has: tables made earlier gain
+/// them (all null) on their first write, and reads meanwhile leave them out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct LaterColumns {
+    /// `authored_at` and `conversation` (conversation mining).
+    pub(crate) dated: bool,
+    /// `entities` (the names hallways are built from).
+    pub(crate) entities: bool,
+}
+
+impl LaterColumns {
+    /// A table that has every later column.
+    pub(crate) const ALL: LaterColumns = LaterColumns {
+        dated: true,
+        entities: true,
+    };
+
+    /// The later columns `schema` has.
+    pub(crate) fn of(schema: &Schema) -> Self {
+        let has = |c: &str| schema.field_with_name(c).is_ok();
+        LaterColumns {
+            dated: DATED_COLUMNS.iter().all(|c| has(c)),
+            entities: has(ENTITIES_COLUMN),
+        }
+    }
+
+    /// Whether every later column is there.
+    pub(crate) fn complete(self) -> bool {
+        self == Self::ALL
+    }
+
+    /// The later columns missing, as a schema of their own in table order (what an older
+    /// table gains, all null).
+    pub(crate) fn missing(self) -> SchemaRef {
+        let mut fields = Vec::new();
+        if !self.dated {
+            fields.push(Field::new(AUTHORED_AT_COLUMN, DataType::Utf8, true));
+            fields.push(Field::new(CONVERSATION_COLUMN, DataType::Utf8, true));
+        }
+        if !self.entities {
+            fields.push(Field::new(ENTITIES_COLUMN, DataType::Utf8, true));
+        }
+        Arc::new(Schema::new(fields))
+    }
+
+    /// The later columns present, in table order.
+    fn names(self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        if self.dated {
+            names.extend(DATED_COLUMNS);
+        }
+        if self.entities {
+            names.push(ENTITIES_COLUMN);
+        }
+        names
+    }
+}
+
+/// Every column but the vector, for reads that need no vector (of the later columns, those
+/// the table has).
+pub(crate) fn drawer_columns(later: LaterColumns) -> Vec<&'static str> {
     let mut columns = vec![
         ID_COLUMN,
         "text",
@@ -26,9 +85,7 @@ pub(crate) fn drawer_columns(dated: bool) -> Vec<&'static str> {
         "added_by",
         "filed_at",
     ];
-    if dated {
-        columns.extend(DATED_COLUMNS);
-    }
+    columns.extend(later.names());
     columns
 }
 
@@ -39,13 +96,15 @@ pub(crate) const DATED_COLUMNS: [&str; 2] = [AUTHORED_AT_COLUMN, CONVERSATION_CO
 pub(crate) const AUTHORED_AT_COLUMN: &str = "authored_at";
 /// A drawer's conversation reference as JSON (nullable).
 pub(crate) const CONVERSATION_COLUMN: &str = "conversation";
+/// The names a drawer mentions, `;`-separated as 3.11 stores them (nullable).
+pub(crate) const ENTITIES_COLUMN: &str = "entities";
 
 /// The distance column a vector query adds.
 pub(crate) const DISTANCE_COLUMN: &str = "_distance";
 /// What a nearest-neighbour query returns: the drawer columns and, asked for explicitly (Lance
 /// deprecates adding it implicitly), the distance.
-pub(crate) fn neighbour_columns(dated: bool) -> Vec<&'static str> {
-    let mut columns = drawer_columns(dated);
+pub(crate) fn neighbour_columns(later: LaterColumns) -> Vec<&'static str> {
+    let mut columns = drawer_columns(later);
     columns.push(DISTANCE_COLUMN);
     columns
 }
@@ -58,26 +117,11 @@ pub(crate) const TEXT_COLUMN: &str = "text";
 pub(crate) const SCORE_COLUMN: &str = "_score";
 /// What a full-text query returns: the drawer columns, the vector (so search computes the
 /// hit's distance without a second query) and the score.
-pub(crate) fn lexical_columns(dated: bool) -> Vec<&'static str> {
-    let mut columns = drawer_columns(dated);
+pub(crate) fn lexical_columns(later: LaterColumns) -> Vec<&'static str> {
+    let mut columns = drawer_columns(later);
     columns.push(VECTOR_COLUMN);
     columns.push(SCORE_COLUMN);
     columns
-}
-
-/// Whether a table's schema has the dated columns.
-pub(crate) fn has_dated_columns(schema: &Schema) -> bool {
-    DATED_COLUMNS
-        .iter()
-        .all(|c| schema.field_with_name(c).is_ok())
-}
-
-/// The dated columns as a schema of their own (what an older table gains, all null).
-pub(crate) fn dated_columns_schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![
-        Field::new(AUTHORED_AT_COLUMN, DataType::Utf8, true),
-        Field::new(CONVERSATION_COLUMN, DataType::Utf8, true),
-    ]))
 }
 
 /// The vectors of a batch's `vector` column, row by row.
@@ -129,6 +173,7 @@ pub(crate) fn drawers_schema(dimension: usize) -> SchemaRef {
         // Last, in the order an older table gains them, so both layouts match.
         Field::new(AUTHORED_AT_COLUMN, DataType::Utf8, true),
         Field::new(CONVERSATION_COLUMN, DataType::Utf8, true),
+        Field::new(ENTITIES_COLUMN, DataType::Utf8, true),
     ]))
 }
 
@@ -186,6 +231,11 @@ pub(crate) fn drawers_batch(
                     .as_ref()
                     .and_then(|c| serde_json::to_string(c).ok())
             }))),
+            Arc::new(StringArray::from_iter(
+                drawers
+                    .iter()
+                    .map(|d| entities_to_field(&d.metadata.entities)),
+            )),
         ],
     )
     .map_err(arrow_err("upsert"))
@@ -263,6 +313,7 @@ pub(crate) fn batch_drawers(batch: &RecordBatch) -> Result<Vec<Drawer>> {
     );
     let authored = optional_utf8(batch, AUTHORED_AT_COLUMN);
     let conversation = optional_utf8(batch, CONVERSATION_COLUMN);
+    let entities = optional_utf8(batch, ENTITIES_COLUMN);
     let chunk = column(batch, "chunk_index")?
         .as_primitive_opt::<UInt32Type>()
         .ok_or_else(|| PalaceError::store("lancedb", "read", "chunk_index is not uint32"))?;
@@ -283,6 +334,10 @@ pub(crate) fn batch_drawers(batch: &RecordBatch) -> Result<Vec<Drawer>> {
                 conversation: conversation
                     .filter(|c| c.is_valid(i))
                     .and_then(|c| serde_json::from_str(c.value(i)).ok()),
+                entities: entities
+                    .filter(|c| c.is_valid(i))
+                    .map(|c| entities_from_field(c.value(i)))
+                    .unwrap_or_default(),
             },
         })
         .collect())

@@ -30,10 +30,9 @@ use crate::options::LanceOptions;
 use crate::predicate::{filter_predicate, ids_predicate, sql_string};
 use crate::room_count_cache::RoomCountCache;
 use crate::schema::{
-    DISTANCE_COLUMN, ID_COLUMN, SCORE_COLUMN, TEXT_COLUMN, VECTOR_COLUMN, batch_drawers, batch_ids,
-    batch_vectors, batch_wing_rooms, dated_columns_schema, drawer_columns, drawers_batch,
-    drawers_schema, has_dated_columns, lexical_columns, neighbour_columns, rows_with_distances,
-    vector_dimension,
+    DISTANCE_COLUMN, ID_COLUMN, LaterColumns, SCORE_COLUMN, TEXT_COLUMN, VECTOR_COLUMN,
+    batch_drawers, batch_ids, batch_vectors, batch_wing_rooms, drawer_columns, drawers_batch,
+    drawers_schema, lexical_columns, neighbour_columns, rows_with_distances, vector_dimension,
 };
 
 /// What a nearest-neighbour query reads besides the distance.
@@ -69,8 +68,8 @@ pub(crate) struct Shared {
     /// Set once the ANN index on the vector column is known to exist (indexes are never
     /// dropped, so a query need not list them again).
     vector_index: std::sync::atomic::AtomicBool,
-    /// Set once the table is known to have the dated columns (`authored_at`, `conversation`).
-    dated: std::sync::atomic::AtomicBool,
+    /// Set once the table is known to have every later column ([`LaterColumns`]).
+    complete: std::sync::atomic::AtomicBool,
     /// Room counts of the latest table version seen.
     room_counts: RoomCountCache,
     /// The table version at this process's last pruning of old versions (0: none yet).
@@ -106,7 +105,7 @@ impl LanceStore {
                 check_requested: std::sync::atomic::AtomicBool::new(false),
                 text_index: std::sync::atomic::AtomicBool::new(false),
                 vector_index: std::sync::atomic::AtomicBool::new(false),
-                dated: std::sync::atomic::AtomicBool::new(false),
+                complete: std::sync::atomic::AtomicBool::new(false),
                 room_counts: RoomCountCache::default(),
                 pruned_at_version: std::sync::atomic::AtomicU64::new(0),
             }),
@@ -217,7 +216,7 @@ impl LanceStore {
         Ok(())
     }
 
-    /// A write's drawers as rows for the table (created if missing, given the dated columns),
+    /// A write's drawers as rows for the table (created if missing, given the later columns),
     /// after checking every vector, with the positions in `drawers` of the rows written;
     /// `None` for an empty write. The last occurrence of an id wins (Lance refuses ambiguous
     /// merges).
@@ -244,7 +243,7 @@ impl LanceStore {
         let rows: Vec<&Drawer> = keep.iter().map(|&i| &drawers[i]).collect();
         let vecs: Vec<&Vec<f32>> = keep.iter().map(|&i| &vectors[i]).collect();
         let table = self.table().await?;
-        self.ensure_dated(table).await?;
+        self.ensure_later_columns(table).await?;
         let batch = drawers_batch(&self.shared.schema, &rows, &vecs)?;
         let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
             vec![Ok(batch)],
@@ -352,9 +351,9 @@ impl LanceStore {
         if limit == 0 {
             return Ok(Some(Vec::new()));
         }
-        let dated = self.is_dated(table).await?;
+        let later = self.later_columns(table).await?;
         let selected = match columns {
-            Columns::Drawer => neighbour_columns(dated),
+            Columns::Drawer => neighbour_columns(later),
             Columns::Id => vec![ID_COLUMN, DISTANCE_COLUMN],
         };
         let mut q = table
@@ -374,7 +373,7 @@ impl LanceStore {
         } else {
             q = q.bypass_vector_index();
         }
-        if let Some(p) = filter_predicate(filter, dated) {
+        if let Some(p) = filter_predicate(filter, later.dated) {
             q = q.only_if(p);
         }
         let batches = q
@@ -400,40 +399,41 @@ impl LanceStore {
         Ok(found)
     }
 
-    /// Whether `table` has the dated columns: a table made before conversation mining lacks
-    /// them until its first write here (or in another process) adds them; reads meanwhile
-    /// leave them out and date drawers by `filed_at`.
-    async fn is_dated(&self, table: &Table) -> Result<bool> {
-        if self.shared.dated.load(Ordering::Acquire) {
-            return Ok(true);
+    /// The later columns `table` has: a table made by an earlier release lacks some until its
+    /// first write here (or in another process) adds them; reads meanwhile leave them out
+    /// (and date drawers by `filed_at`).
+    async fn later_columns(&self, table: &Table) -> Result<LaterColumns> {
+        if self.shared.complete.load(Ordering::Acquire) {
+            return Ok(LaterColumns::ALL);
         }
         let schema = table.schema().await.map_err(lance_err("schema"))?;
-        let dated = has_dated_columns(&schema);
-        if dated {
-            self.shared.dated.store(true, Ordering::Release);
+        let later = LaterColumns::of(&schema);
+        if later.complete() {
+            self.shared.complete.store(true, Ordering::Release);
         }
-        Ok(dated)
+        Ok(later)
     }
 
-    /// Before a write: gives an older table the dated columns (all null; a metadata-only
-    /// commit). Two writers may race; the loser finds them there.
-    async fn ensure_dated(&self, table: &Table) -> Result<()> {
-        if self.is_dated(table).await? {
+    /// Before a write: gives an older table the later columns it lacks (all null; a
+    /// metadata-only commit). Two writers may race; the loser finds them there.
+    async fn ensure_later_columns(&self, table: &Table) -> Result<()> {
+        let later = self.later_columns(table).await?;
+        if later.complete() {
             return Ok(());
         }
         let added = table
             .add_columns()
             .transform(lancedb::table::NewColumnTransform::AllNulls(
-                dated_columns_schema(),
+                later.missing(),
             ))
             .execute()
             .await;
         if let Err(e) = added
-            && !self.is_dated(table).await?
+            && !self.later_columns(table).await?.complete()
         {
             return Err(lance_err("add_columns")(e));
         }
-        self.shared.dated.store(true, Ordering::Release);
+        self.shared.complete.store(true, Ordering::Release);
         Ok(())
     }
 
@@ -605,13 +605,13 @@ impl VectorStore for LanceStore {
         let fts = FullTextSearchQuery::new(text.to_string())
             .with_column(TEXT_COLUMN.to_string())
             .map_err(|e| PalaceError::store("lancedb", "lexical_query", e))?;
-        let dated = self.is_dated(table).await?;
+        let later = self.later_columns(table).await?;
         let mut q = table
             .query()
             .full_text_search(fts)
-            .select(Select::columns(&lexical_columns(dated)))
+            .select(Select::columns(&lexical_columns(later)))
             .limit(limit);
-        if let Some(p) = filter_predicate(filter, dated) {
+        if let Some(p) = filter_predicate(filter, later.dated) {
             q = q.only_if(p);
         }
         let batches: Vec<RecordBatch> = q
@@ -648,7 +648,7 @@ impl VectorStore for LanceStore {
         let Some(table) = self.existing_table().await? else {
             return Ok(Vec::new());
         };
-        let columns = drawer_columns(self.is_dated(table).await?);
+        let columns = drawer_columns(self.later_columns(table).await?);
         let mut found: HashMap<String, Drawer> = HashMap::new();
         for chunk in ids.chunks(IDS_PER_QUERY) {
             for batch in self
@@ -746,7 +746,10 @@ impl VectorStore for LanceStore {
             return Ok(0);
         };
         Ok(table
-            .count_rows(filter_predicate(filter, self.is_dated(table).await?))
+            .count_rows(filter_predicate(
+                filter,
+                self.later_columns(table).await?.dated,
+            ))
             .await
             .map_err(lance_err("count"))? as u64)
     }
@@ -789,7 +792,7 @@ impl VectorStore for LanceStore {
         // The version check is the read of the latest commit every query makes anyway; an
         // unchanged table answers from memory.
         let version = table.version().await.map_err(lance_err("room_counts"))?;
-        let predicate = filter_predicate(filter, self.is_dated(table).await?);
+        let predicate = filter_predicate(filter, self.later_columns(table).await?.dated);
         if let Some(counts) = self.shared.room_counts.get(version, &predicate) {
             return Ok(counts);
         }
@@ -818,13 +821,13 @@ impl VectorStore for LanceStore {
         if page.limit == 0 {
             return Ok(Vec::new());
         }
-        let dated = self.is_dated(table).await?;
+        let later = self.later_columns(table).await?;
         let mut out = Vec::new();
         for batch in self
             .scan(
                 table,
-                filter_predicate(filter, dated),
-                &drawer_columns(dated),
+                filter_predicate(filter, later.dated),
+                &drawer_columns(later),
                 Some(page),
             )
             .await?
@@ -842,7 +845,7 @@ impl VectorStore for LanceStore {
             return Ok(Vec::new());
         }
         // Order the two small columns only, then read the chosen drawers whole.
-        let dated = self.is_dated(table).await?;
+        let later = self.later_columns(table).await?;
         let mut q = table
             .query()
             .select(Select::columns(&[ID_COLUMN, "filed_at"]))
@@ -851,7 +854,7 @@ impl VectorStore for LanceStore {
                 ColumnOrdering::asc_nulls_last(ID_COLUMN.to_string()),
             ]))
             .limit(limit);
-        if let Some(p) = filter_predicate(filter, dated) {
+        if let Some(p) = filter_predicate(filter, later.dated) {
             q = q.only_if(p);
         }
         let batches: Vec<RecordBatch> = q

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use mempalace_core::drawer::{entities_from_field, entities_to_field};
 use mempalace_core::{AddedBy, Drawer, DrawerMetadata};
 use qdrant_client::Payload;
 use qdrant_client::qdrant::Value;
@@ -26,6 +27,9 @@ pub const FILED_AT: &str = "filed_at";
 pub const AUTHORED_AT: &str = "authored_at";
 /// Payload field holding the drawer's place in a conversation, as JSON (absent when none).
 pub const CONVERSATION: &str = "conversation";
+/// Payload field holding the names the drawer mentions, `;`-separated as 3.11 stores them
+/// (absent when none).
+pub const ENTITIES: &str = "entities";
 
 /// The payload fields that get a keyword index (filters, facets and id look-ups use them).
 pub const INDEXED_FIELDS: [&str; 4] = [WING, ROOM, SOURCE_FILE, DRAWER_ID];
@@ -51,6 +55,9 @@ pub fn drawer_to_payload(drawer: &Drawer) -> Payload {
         .and_then(|c| serde_json::to_string(c).ok())
     {
         p.insert(CONVERSATION, c);
+    }
+    if let Some(names) = entities_to_field(&m.entities) {
+        p.insert(ENTITIES, names);
     }
     p
 }
@@ -117,6 +124,9 @@ pub fn drawer_from_payload(payload: &HashMap<String, Value>) -> Result<Drawer, P
             authored_at: string_field(payload, AUTHORED_AT).map(str::to_string),
             conversation: string_field(payload, CONVERSATION)
                 .and_then(|c| serde_json::from_str(c).ok()),
+            entities: string_field(payload, ENTITIES)
+                .map(entities_from_field)
+                .unwrap_or_default(),
         },
     })
 }
@@ -151,21 +161,30 @@ mod tests {
                 filed_at: "2026-01-02T03:04:05.000006".into(),
                 authored_at: None,
                 conversation: None,
+                entities: Vec::new(),
             },
         }
     }
 
     #[test]
     fn round_trip_keeps_every_field() {
-        for mut d in [sample(), {
-            let mut d = sample();
-            d.metadata.added_by = AddedBy::Mcp;
-            d.metadata.source_file = String::new();
-            d.metadata.chunk_index = 0;
-            d
-        }] {
+        for mut d in [
+            sample(),
+            {
+                let mut d = sample();
+                d.metadata.added_by = AddedBy::Mcp;
+                d.metadata.source_file = String::new();
+                d.metadata.chunk_index = 0;
+                d
+            },
+            {
+                let mut d = sample();
+                d.metadata.entities = vec!["Aya".into(), "src/main.zig".into()];
+                d
+            },
+        ] {
             let map: HashMap<String, Value> = drawer_to_payload(&d).into();
-            assert_eq!(map.len(), 8);
+            assert_eq!(map.len(), 8 + usize::from(!d.metadata.entities.is_empty()));
             assert_eq!(drawer_from_payload(&map).unwrap(), d);
             assert_eq!(drawer_id_of(&map).unwrap(), d.id);
             assert_eq!(

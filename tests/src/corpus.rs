@@ -42,6 +42,7 @@ pub fn drawer(id: &str, wing: &str, room: &str, text: &str) -> Drawer {
             filed_at: "2026-01-02T03:04:05.000006".to_string(),
             authored_at: None,
             conversation: None,
+            entities: Vec::new(),
         },
     }
 }

@@ -187,6 +187,7 @@ pub fn conversation_drawers(
                 authored_until: chunk.authored_until,
                 extract: filing.extract,
             }),
+            entities: crate::entity_extraction::structural_entities(&chunk.text),
         },
         text: chunk.text,
     };
