@@ -311,13 +311,17 @@ enum Command {
         #[arg(long, value_enum, default_value = "full")]
         mcp: RulesMcpArg,
     },
-    /// Hallways: entity co-occurrence links within a wing, strongest first; with
-    /// --prune-spellings, the spelling artifacts among them (3.11's `--rebuild` is not
-    /// offered: our miner records no per-drawer entities to rebuild from).
+    /// Hallways: entity co-occurrence links within a wing, strongest first; with --rebuild,
+    /// rebuilt from the drawers' names (as `mine` does); with --prune-spellings, the
+    /// spelling artifacts among them.
     Hallways {
-        /// Only this wing.
+        /// Only this wing (with --rebuild: rebuild only this wing).
         #[arg(long)]
         wing: Option<String>,
+        /// Rebuild hallways from the names the drawers mention (pairs in at least
+        /// MEMPALACE_KG_HALLWAY_MIN_COUNT drawers, default 2), every wing or --wing.
+        #[arg(long, conflicts_with = "prune_spellings")]
+        rebuild: bool,
         /// Report hallways joining two spellings of one entity and weaker spellings of one
         /// association (removed with --yes).
         #[arg(long)]
@@ -1002,6 +1006,10 @@ async fn run(cli: Cli) -> Result<()> {
                         print_json(report)?;
                     } else {
                         print!("{}", render::conversation_mine(report));
+                        print!("{}", render::wing_links(&report.links));
+                    }
+                    if let Some(why) = &report.links.skipped {
+                        eprintln!("  (hallways skipped: {why})");
                     }
                     if !report.errors.is_empty() {
                         anyhow::bail!(
@@ -1028,6 +1036,10 @@ async fn run(cli: Cli) -> Result<()> {
                                 ""
                             }
                         );
+                        print!("{}", render::wing_links(&report.links));
+                    }
+                    if let Some(why) = &report.links.skipped {
+                        eprintln!("  WARNING: {why}");
                     }
                 }
                 MineOutcome::DryRun(dry) => print_json(dry)?,
@@ -1175,12 +1187,15 @@ async fn run(cli: Cli) -> Result<()> {
         }
         Command::Hallways {
             wing,
+            rebuild,
             limit,
             json,
             prune_spellings,
             yes,
         } => {
-            if prune_spellings {
+            if rebuild {
+                palace_links_commands::rebuild_hallways(&palace, wing.as_deref(), json).await?
+            } else if prune_spellings {
                 palace_links_commands::prune_hallway_spellings(&palace, yes, json).await?
             } else {
                 palace_links_commands::hallways(&palace, wing.as_deref(), limit, json).await?

@@ -3,7 +3,9 @@
 
 use anyhow::Result;
 use clap::Subcommand;
-use mempalace::core::Palace;
+use mempalace::core::palace::{ProposalOutcome, WingHallways};
+use mempalace::core::tunnel_proposal::DEFAULT_MAX_PROPOSED_TUNNELS;
+use mempalace::core::{Palace, PalaceError};
 use mempalace::core::palace_links::{HallwayPage, NewTunnel, Tunnel, TunnelConnection};
 
 use crate::render::terminal_safe;
@@ -53,6 +55,21 @@ pub enum TunnelsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Plan entity tunnels: entities whose hallways are strong in two wings, links that do
+    /// not exist yet, best first (a wing no tunnel reaches comes first). Saves the plan to
+    /// PALACE/tunnels/proposal.json for review; --yes makes the saved plan's rows into
+    /// tunnels.
+    Propose {
+        /// Most tunnels proposed (0: the default, 60).
+        #[arg(long, default_value_t = 60, allow_negative_numbers = true)]
+        max: i64,
+        /// Create the tunnels of the saved plan.
+        #[arg(long)]
+        yes: bool,
+        /// Print the plan or the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Where the tunnels of a room lead.
     Follow {
         /// The room's wing.
@@ -91,6 +108,124 @@ pub async fn prune_hallway_spellings(palace: &Palace, yes: bool, json: bool) -> 
             println!("  Dry run. Re-run with --yes to remove them.");
         }
     }
+    Ok(())
+}
+
+/// `hallways --rebuild [--wing W]`: 3.11's rebuild report, one line per wing.
+pub async fn rebuild_hallways(palace: &Palace, wing: Option<&str>, json: bool) -> Result<()> {
+    let rebuilt = match wing {
+        Some(w) => vec![WingHallways {
+            wing: w.to_string(),
+            hallways: palace.rebuild_wing_hallways(w, None).await?.len(),
+        }],
+        None => palace.rebuild_hallways(None).await?,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rebuilt)?);
+        return Ok(());
+    }
+    let total: usize = rebuilt.iter().map(|w| w.hallways).sum();
+    for w in &rebuilt {
+        println!("  {:<36} {:>7} hallways", terminal_safe(&w.wing), w.hallways);
+    }
+    println!(
+        "  Rebuilt {total} hallways across {} wing(s).",
+        rebuilt.len()
+    );
+    Ok(())
+}
+
+/// `tunnels propose [--max N] [--yes]`: 3.11's plan and its application, worded as 3.11's.
+async fn propose_tunnels(palace: &Palace, max: i64, yes: bool, json: bool) -> Result<()> {
+    if yes {
+        let outcome = match palace.apply_tunnel_proposal().await {
+            Err(PalaceError::InvalidInput { reason, .. }) => {
+                println!("  Proposal is invalid: {reason}");
+                std::process::exit(1);
+            }
+            other => other?,
+        };
+        if json {
+            println!("{}", serde_json::to_string_pretty(&outcome)?);
+        }
+        match outcome {
+            ProposalOutcome::Missing { path } => {
+                if !json {
+                    println!(
+                        "  No proposal at {}. Run without --yes first.",
+                        terminal_safe(&path.display().to_string())
+                    );
+                }
+                std::process::exit(1);
+            }
+            ProposalOutcome::AllStale { rows } => {
+                if !json {
+                    println!(
+                        "  Every proposed tunnel names a wing that no longer exists ({rows} rows)."
+                    );
+                    println!("  Re-run `mempalace tunnels propose` against the current wings.");
+                }
+                std::process::exit(1);
+            }
+            ProposalOutcome::Applied(applied) if !json => {
+                let mut note = String::new();
+                if applied.stale > 0 {
+                    note.push_str(&format!(
+                        " Skipped {} row(s) naming a wing that no longer exists.",
+                        applied.stale
+                    ));
+                }
+                if applied.existing > 0 {
+                    note.push_str(&format!(
+                        " {} already existed, possibly under another spelling.",
+                        applied.existing
+                    ));
+                }
+                println!("  Created {} tunnels.{note}", applied.created);
+            }
+            ProposalOutcome::Applied(_) => {}
+        }
+        return Ok(());
+    }
+    let max = match max {
+        0 => DEFAULT_MAX_PROPOSED_TUNNELS,
+        n => usize::try_from(n).unwrap_or(0),
+    };
+    let plan = palace.propose_tunnels(max).await?;
+    if plan.tunnels.is_empty() {
+        if json {
+            println!("{}", serde_json::to_string_pretty(&plan)?);
+        } else {
+            println!("  No shared entities strong enough to propose a tunnel that does not exist.");
+        }
+        return Ok(());
+    }
+    let path = palace.save_tunnel_proposal(&plan)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&plan)?);
+        return Ok(());
+    }
+    println!(
+        "  {} candidate links; proposing the strongest {}:",
+        plan.candidates,
+        plan.tunnels.len()
+    );
+    for row in plan.tunnels.iter().take(30) {
+        println!(
+            "    {:<28} {} <-> {}  ({})",
+            terminal_safe(&row.entity),
+            terminal_safe(&row.wing_a),
+            terminal_safe(&row.wing_b),
+            row.strength
+        );
+    }
+    if plan.tunnels.len() > 30 {
+        println!("    ... {} more in the plan file", plan.tunnels.len() - 30);
+    }
+    println!(
+        "\n  Plan saved to {}. Delete rows you do not want, then re-run with --yes.",
+        terminal_safe(&path.display().to_string())
+    );
     Ok(())
 }
 
@@ -170,6 +305,9 @@ pub async fn tunnels(palace: &Palace, command: TunnelsCommand) -> Result<()> {
                     println!("  Dry run. Re-run with --yes to remove them.");
                 }
             }
+        }
+        TunnelsCommand::Propose { max, yes, json } => {
+            propose_tunnels(palace, max, yes, json).await?
         }
         TunnelsCommand::Follow { wing, room, json } => {
             let connections = palace.follow_tunnels(&wing, &room).await?;

@@ -92,6 +92,24 @@ pub fn search(r: &SearchResponse) -> String {
     out
 }
 
+/// The links a mine rebuilt, as 3.11's miner reports them (nothing when none).
+pub fn wing_links(links: &mempalace::ingest::wing_links::WingLinks) -> String {
+    let mut out = String::new();
+    if links.hallways > 0 {
+        out.push_str(&format!(
+            "  Hallways: +{} within-wing entity link(s)\n",
+            links.hallways
+        ));
+    }
+    if links.entity_tunnels > 0 {
+        out.push_str(&format!(
+            "  Entity tunnels: +{} cross-wing entity link(s)\n",
+            links.entity_tunnels
+        ));
+    }
+    out
+}
+
 /// A conversation mine's summary: what was filed, what was skipped and why, what broke.
 pub fn conversation_mine(
     r: &mempalace::ingest::conversation_mine::ConversationMineReport,

@@ -22,6 +22,7 @@ use mempalace_core::{Cancellation, Palace, PalaceError};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
+use crate::wing_links::{WingLinks, rebuild_wing_links};
 use crate::error::Result;
 use crate::progress::{Progress, ProgressEvent, Work};
 use crate::walk::export_files;
@@ -97,6 +98,8 @@ pub struct ConversationMineReport {
     pub wall_seconds: f64,
     /// Stopped early by its cancellation (every filed batch is complete).
     pub interrupted: bool,
+    /// The wing's hallways, rebuilt when this run filed drawers (3.11's rule).
+    pub links: WingLinks,
 }
 
 /// What the reading thread hands over.
@@ -415,8 +418,11 @@ pub async fn mine_conversations(
         palace.settle().await?;
     }
     report.bytes_read = bytes_read.load(Ordering::Relaxed);
-    report.wall_seconds = started.elapsed().as_secs_f64();
     report.interrupted = cancel.is_cancelled();
+    if !report.interrupted && report.filed.drawers_filed > 0 {
+        report.links = rebuild_wing_links(&palace, &report.wing, false).await;
+    }
+    report.wall_seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }
 

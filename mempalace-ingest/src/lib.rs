@@ -8,6 +8,7 @@
 //! - [`migrate::migrate`]: a MemPalace 3.11 (ChromaDB) palace brought in whole;
 //! - [`project`]: a project's `mempalace.yaml` (`init`) and the wing and rooms it mines into;
 //! - [`sync`]: drawers of files a project no longer has or no longer mines;
+//! - [`wing_links`]: a wing's hallways and entity tunnels, rebuilt after each mine;
 //! - [`wing_split`]: a wing of many projects' transcripts split into one wing per project;
 //! - [`hooks`]: what an agent harness's hooks (Claude Code, Codex) do: file each session as
 //!   it goes and put the project's memory in a new session's context.
@@ -28,6 +29,7 @@ pub mod project_mine;
 pub mod split;
 pub mod sync;
 pub mod walk;
+pub mod wing_links;
 pub mod wing_split;
 
 pub use error::{IngestError, Result};

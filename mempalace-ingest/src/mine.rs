@@ -3,6 +3,7 @@
 //! palace. The wing and rooms come from the project's `mempalace.yaml` when it has one, else
 //! from what `init` would detect; mining never writes into the folder it reads (as 3.11).
 
+use mempalace_core::entity_extraction::{EntityTagger, KNOWN_ENTITIES_FILE};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -57,6 +58,10 @@ pub struct MineRequest {
     pub max_files: Option<usize>,
     /// Only list what would be mined; file nothing.
     pub dry_run: bool,
+    /// Projects: the known-entity registry whose names tag drawers wherever they appear;
+    /// default: 3.11's `known_entities.json` in the user's configuration folder (none when
+    /// it is missing).
+    pub known_entities: Option<PathBuf>,
 }
 
 impl MineRequest {
@@ -72,6 +77,7 @@ impl MineRequest {
             max_file_bytes: None,
             max_files: None,
             dry_run: false,
+            known_entities: None,
         }
     }
 
@@ -203,6 +209,10 @@ pub async fn mine(
             opts.max_file_bytes = request.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES);
             opts.chunking = request.chunking;
             opts.max_files = request.max_files;
+            let registry = request.known_entities.clone().unwrap_or_else(|| {
+                mempalace_core::locations::config_dir().join(KNOWN_ENTITIES_FILE)
+            });
+            opts.entity_tagger = std::sync::Arc::new(EntityTagger::from_registry(&registry));
             if request.dry_run {
                 let (max, root) = (opts.max_file_bytes, source.clone());
                 let (mut files, skipped) =

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mempalace_core::chunking::{chunk_document, chunk_text};
+use mempalace_core::entity_extraction::EntityTagger;
 use mempalace_core::drawer_id::mined_drawer_id;
 use mempalace_core::room_routing::{RoomSpec, route_room};
 use mempalace_core::temporal::now_iso;
@@ -16,6 +17,7 @@ use tokio::sync::mpsc;
 
 use crate::error::{IngestError, Result};
 use crate::progress::{Progress, ProgressEvent, Work};
+use crate::wing_links::{WingLinks, rebuild_wing_links};
 use crate::walk::{DEFAULT_MAX_FILE_BYTES, ProjectFile, project_files, read_text};
 
 /// How to mine.
@@ -33,6 +35,9 @@ pub struct MineOptions {
     pub chunking: Chunking,
     /// Mine at most this many files (in walk order); `None` mines them all.
     pub max_files: Option<usize>,
+    /// Finds the names each drawer mentions (hallways and entity tunnels are built from
+    /// them); by default without a known-entity registry.
+    pub entity_tagger: Arc<EntityTagger>,
 }
 
 /// How `mine` cuts a file into drawers.
@@ -57,6 +62,7 @@ impl MineOptions {
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             chunking: Chunking::default(),
             max_files: None,
+            entity_tagger: Arc::new(EntityTagger::default()),
         }
     }
 }
@@ -84,6 +90,9 @@ pub struct MineReport {
     pub store_seconds: f64,
     /// True when stopped early by its cancellation (everything written so far is complete).
     pub interrupted: bool,
+    /// The wing's hallways and entity tunnels, rebuilt after the files (not when
+    /// interrupted).
+    pub links: WingLinks,
 }
 
 /// One file's chunks, ready to file.
@@ -112,7 +121,6 @@ fn file_chunks(file: &ProjectFile, opts: &MineOptions, filed_at: &str) -> Option
         .into_iter()
         .map(|c| Drawer {
             id: mined_drawer_id(&opts.wing, &room, &source, c.index),
-            text: c.text,
             metadata: DrawerMetadata {
                 wing: opts.wing.clone(),
                 room: room.clone(),
@@ -122,8 +130,9 @@ fn file_chunks(file: &ProjectFile, opts: &MineOptions, filed_at: &str) -> Option
                 filed_at: filed_at.to_string(),
                 authored_at: None,
                 conversation: None,
-                entities: Vec::new(),
+                entities: opts.entity_tagger.tag(&c.text),
             },
+            text: c.text,
         })
         .collect();
     Some(FileChunks {
@@ -308,7 +317,10 @@ pub async fn mine_project(
     report.files_mined = mined;
     report.embed_seconds = embed_time.as_secs_f64();
     report.store_seconds = store_time.as_secs_f64();
-    report.wall_seconds = started.elapsed().as_secs_f64();
     report.interrupted = cancel.is_cancelled();
+    if !report.interrupted {
+        report.links = rebuild_wing_links(&palace, &opts.wing, true).await;
+    }
+    report.wall_seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }

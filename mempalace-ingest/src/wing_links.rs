@@ -1,0 +1,41 @@
+//! After a mine, the wing's links are rebuilt from its drawers' names, as 3.11's miner does:
+//! its hallways, then (project mines) the entity tunnels to other wings. A failure here never
+//! fails the mine: the drawers are filed, and the report says why the links were not.
+
+use mempalace_core::Palace;
+use serde::Serialize;
+
+/// The links a mine rebuilt for its wing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct WingLinks {
+    /// The wing's hallways after the mine.
+    pub hallways: usize,
+    /// Entity tunnels created or refreshed from the wing (project mines only).
+    pub entity_tunnels: usize,
+    /// Why they were not rebuilt, when that failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+/// Rebuilds `wing`'s hallways and, when `with_tunnels`, its entity tunnels.
+pub async fn rebuild_wing_links(palace: &Palace, wing: &str, with_tunnels: bool) -> WingLinks {
+    let mut links = WingLinks::default();
+    match palace.rebuild_wing_hallways(wing, None).await {
+        Ok(hallways) => links.hallways = hallways.len(),
+        Err(e) => {
+            tracing::warn!(error = %e, wing, "hallways not rebuilt");
+            links.skipped = Some(format!("hallway computation skipped — {e}"));
+            return links;
+        }
+    }
+    if with_tunnels {
+        match palace.link_wing_entities(wing).await {
+            Ok(n) => links.entity_tunnels = n,
+            Err(e) => {
+                tracing::warn!(error = %e, wing, "entity tunnels not rebuilt");
+                links.skipped = Some(format!("entity tunnel computation skipped — {e}"));
+            }
+        }
+    }
+    links
+}
