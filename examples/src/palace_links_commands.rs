@@ -4,9 +4,9 @@
 use anyhow::Result;
 use clap::Subcommand;
 use mempalace::core::palace::{ProposalOutcome, WingHallways};
+use mempalace::core::palace_links::{HallwayPage, NewTunnel, Tunnel, TunnelConnection};
 use mempalace::core::tunnel_proposal::DEFAULT_MAX_PROPOSED_TUNNELS;
 use mempalace::core::{Palace, PalaceError};
-use mempalace::core::palace_links::{HallwayPage, NewTunnel, Tunnel, TunnelConnection};
 
 use crate::render::terminal_safe;
 
@@ -126,7 +126,11 @@ pub async fn rebuild_hallways(palace: &Palace, wing: Option<&str>, json: bool) -
     }
     let total: usize = rebuilt.iter().map(|w| w.hallways).sum();
     for w in &rebuilt {
-        println!("  {:<36} {:>7} hallways", terminal_safe(&w.wing), w.hallways);
+        println!(
+            "  {:<36} {:>7} hallways",
+            terminal_safe(&w.wing),
+            w.hallways
+        );
     }
     println!(
         "  Rebuilt {total} hallways across {} wing(s).",

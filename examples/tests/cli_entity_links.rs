@@ -14,7 +14,10 @@ fn corpus(wing: &str) -> PathBuf {
 fn run(home: &Path, palace: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mempalace"))
         .env("HOME", home)
-        .env("MEMPALACE_MODEL_DIR", mempalace_embed_candle::model_dir::resolve(None))
+        .env(
+            "MEMPALACE_MODEL_DIR",
+            mempalace_embed_candle::model_dir::resolve(None),
+        )
         .env_remove("MEMPALACE_PALACE_PATH")
         .env_remove("MEMPALACE_CONFIG_DIR")
         .env_remove("MEMPALACE_KG_HALLWAY_MIN_COUNT")
@@ -75,7 +78,11 @@ fn mining_links_wings_and_rebuild_and_propose_answer_as_3_11() {
          Rebuilt 16 hallways across 3 wing(s).\n"
     );
     assert_eq!(
-        ok(home.path(), &palace, &["hallways", "--rebuild", "--wing", "nosuch"]),
+        ok(
+            home.path(),
+            &palace,
+            &["hallways", "--rebuild", "--wing", "nosuch"]
+        ),
         "  nosuch                                     0 hallways\n  \
          Rebuilt 0 hallways across 1 wing(s).\n"
     );

@@ -22,10 +22,10 @@ use mempalace_core::{Cancellation, Palace, PalaceError};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use crate::wing_links::{WingLinks, rebuild_wing_links};
 use crate::error::Result;
 use crate::progress::{Progress, ProgressEvent, Work};
 use crate::walk::export_files;
+use crate::wing_links::{WingLinks, rebuild_wing_links};
 
 /// Largest export read (3.11's cap): bigger files are skipped with the reason.
 pub const MAX_EXPORT_BYTES: u64 = 500 * 1024 * 1024;

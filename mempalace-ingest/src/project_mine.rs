@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mempalace_core::chunking::{chunk_document, chunk_text};
-use mempalace_core::entity_extraction::EntityTagger;
 use mempalace_core::drawer_id::mined_drawer_id;
+use mempalace_core::entity_extraction::EntityTagger;
 use mempalace_core::room_routing::{RoomSpec, route_room};
 use mempalace_core::temporal::now_iso;
 use mempalace_core::{AddedBy, Cancellation, Drawer, DrawerMetadata, Palace};
@@ -17,8 +17,8 @@ use tokio::sync::mpsc;
 
 use crate::error::{IngestError, Result};
 use crate::progress::{Progress, ProgressEvent, Work};
-use crate::wing_links::{WingLinks, rebuild_wing_links};
 use crate::walk::{DEFAULT_MAX_FILE_BYTES, ProjectFile, project_files, read_text};
+use crate::wing_links::{WingLinks, rebuild_wing_links};
 
 /// How to mine.
 #[derive(Debug, Clone)]

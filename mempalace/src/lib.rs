@@ -48,12 +48,15 @@
 //!   the upkeep 3.11's command line offers: [`Palace::audit`], [`Palace::prune_tunnels`],
 //!   [`Palace::prune_hallway_spellings`], [`Palace::move_drawers`],
 //!   [`Palace::migrate_wing_names`], [`Palace::plan_room_reclassification`],
-//!   [`Palace::repair_status`].
+//!   [`Palace::rebuild_hallways`], [`Palace::propose_tunnels`] /
+//!   [`Palace::apply_tunnel_proposal`], [`Palace::repair_status`].
 //! - [`ingest`]: mining a folder ([`ingest::mine()`]), migrating a MemPalace 3.11 palace
 //!   ([`ingest::migrate::migrate`]), with progress events and cancellation; agent harness
 //!   hooks ([`ingest::hooks::run_hook`]: file each Claude Code or Codex session as it goes);
 //!   pruning drawers of deleted or ignored files ([`ingest::sync::sync`]); splitting a wing of
-//!   many projects' transcripts ([`ingest::wing_split`]).
+//!   many projects' transcripts ([`ingest::wing_split`]). A mine tags each drawer with the
+//!   names it mentions and rebuilds its wing's hallways and entity tunnels
+//!   ([`ingest::wing_links`]).
 //! - `mcp` (feature `mcp`): serve the palace to AI clients over stdio or streamable HTTP.
 //! - [`core`]: the domain types and the traits a new backend implements
 //!   ([`VectorStore`], [`KnowledgeGraph`], [`Embedder`]).
