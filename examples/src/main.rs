@@ -1006,10 +1006,9 @@ async fn run(cli: Cli) -> Result<()> {
                         print_json(report)?;
                     } else {
                         print!("{}", render::conversation_mine(report));
-                        print!("{}", render::wing_links(&report.links));
-                    }
-                    if let Some(why) = &report.links.skipped {
-                        eprintln!("  (hallways skipped: {why})");
+                        if let Some(why) = &report.links.hallway_error {
+                            println!("  (hallways skipped: {why})");
+                        }
                     }
                     if !report.errors.is_empty() {
                         anyhow::bail!(
@@ -1038,8 +1037,11 @@ async fn run(cli: Cli) -> Result<()> {
                         );
                         print!("{}", render::wing_links(&report.links));
                     }
-                    if let Some(why) = &report.links.skipped {
-                        eprintln!("  WARNING: {why}");
+                    if let Some(why) = &report.links.hallway_error {
+                        eprintln!("  WARNING: hallway computation skipped — {why}");
+                    }
+                    if let Some(why) = &report.links.tunnel_error {
+                        eprintln!("  WARNING: entity tunnel computation skipped — {why}");
                     }
                 }
                 MineOutcome::DryRun(dry) => print_json(dry)?,

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use clap::Subcommand;
-use mempalace::core::palace::{ProposalOutcome, WingHallways};
+use mempalace::core::palace::{HallwayRebuild, ProposalOutcome, WingHallways};
 use mempalace::core::palace_links::{HallwayPage, NewTunnel, Tunnel, TunnelConnection};
 use mempalace::core::tunnel_proposal::DEFAULT_MAX_PROPOSED_TUNNELS;
 use mempalace::core::{Palace, PalaceError};
@@ -113,12 +113,13 @@ pub async fn prune_hallway_spellings(palace: &Palace, yes: bool, json: bool) -> 
 
 /// `hallways --rebuild [--wing W]`: 3.11's rebuild report, one line per wing.
 pub async fn rebuild_hallways(palace: &Palace, wing: Option<&str>, json: bool) -> Result<()> {
+    let options = HallwayRebuild::default();
     let rebuilt = match wing {
         Some(w) => vec![WingHallways {
             wing: w.to_string(),
-            hallways: palace.rebuild_wing_hallways(w, None).await?.len(),
+            hallways: palace.rebuild_wing_hallways(w, &options).await?.len(),
         }],
-        None => palace.rebuild_hallways(None).await?,
+        None => palace.rebuild_hallways(&options).await?,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&rebuilt)?);

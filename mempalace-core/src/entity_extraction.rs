@@ -82,15 +82,11 @@ fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// The spans where `pattern` matches with no word character on either side (3.11's
-/// `(?<!\w)…(?!\w)`), scanning left to right without overlap.
-fn standalone_matches(pattern: &Regex, text: &str) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
-    let mut at = 0;
+/// The first span from byte `at` where `pattern` matches with no word character on either
+/// side (3.11's `(?<!\w)…(?!\w)`).
+fn next_standalone(pattern: &Regex, text: &str, mut at: usize) -> Option<(usize, usize)> {
     while at <= text.len() {
-        let Some(m) = pattern.find_at(text, at) else {
-            break;
-        };
+        let m = pattern.find_at(text, at)?;
         let free_before = text[..m.start()]
             .chars()
             .next_back()
@@ -100,11 +96,20 @@ fn standalone_matches(pattern: &Regex, text: &str) -> Vec<(usize, usize)> {
             .next()
             .is_none_or(|c| !is_word_char(c));
         if free_before && free_after && m.end() > m.start() {
-            spans.push((m.start(), m.end()));
-            at = m.end();
-        } else {
-            at = m.start() + text[m.start()..].chars().next().map_or(1, char::len_utf8);
+            return Some((m.start(), m.end()));
         }
+        at = m.start() + text[m.start()..].chars().next().map_or(1, char::len_utf8);
+    }
+    None
+}
+
+/// Every such span, left to right without overlap.
+fn standalone_matches(pattern: &Regex, text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut at = 0;
+    while let Some(span) = next_standalone(pattern, text, at) {
+        spans.push(span);
+        at = span.1;
     }
     spans
 }
@@ -178,7 +183,7 @@ impl EntityTagger {
     pub fn tag(&self, content: &str) -> Vec<String> {
         let mut matched: BTreeSet<String> = BTreeSet::new();
         for (name, pattern) in &self.known {
-            if !standalone_matches(pattern, content).is_empty() {
+            if next_standalone(pattern, content, 0).is_some() {
                 matched.insert(name.clone());
             }
         }

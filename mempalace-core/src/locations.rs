@@ -74,9 +74,9 @@ pub fn config_dir() -> PathBuf {
     home().join(".config").join("mempalace")
 }
 
-/// `palace_path` from the config folder's `config.json`, when the file is a readable JSON
-/// object naming one (anything else is ignored, as 3.11 ignores it with a warning).
-fn configured_palace_path(config_dir: &Path) -> Option<PathBuf> {
+/// The value of `key` in the config folder's `config.json`, when the file is a readable JSON
+/// object (anything else is ignored, as 3.11 ignores it with a warning).
+pub fn config_file_value(config_dir: &Path, key: &str) -> Option<serde_json::Value> {
     let file = config_dir.join("config.json");
     let meta = std::fs::metadata(&file).ok()?;
     if !meta.is_file() || meta.len() > MAX_CONFIG_BYTES {
@@ -84,16 +84,20 @@ fn configured_palace_path(config_dir: &Path) -> Option<PathBuf> {
     }
     let text = std::fs::read_to_string(&file).ok()?;
     match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(v) => v
-            .get("palace_path")
-            .and_then(|p| p.as_str())
-            .filter(|p| !p.trim().is_empty())
-            .map(expand_home),
+        Ok(v) => v.get(key).cloned(),
         Err(e) => {
             tracing::warn!(file = %file.display(), error = %e, "config.json is not JSON; ignored");
             None
         }
     }
+}
+
+/// `palace_path` from the config folder's `config.json`, when it names one.
+fn configured_palace_path(config_dir: &Path) -> Option<PathBuf> {
+    config_file_value(config_dir, "palace_path")?
+        .as_str()
+        .filter(|p| !p.trim().is_empty())
+        .map(expand_home)
 }
 
 /// `path` made absolute against the current folder (`..` and `.` kept as given).

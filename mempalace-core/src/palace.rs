@@ -63,7 +63,7 @@ pub use cross_host_dedup::DEFAULT_SETTLE;
 pub use drawer_batches::{BULK_MAX_IDS, DrawerBatch, DrawersDeleted};
 pub use drawer_moves::DrawersMoved;
 pub use drawer_update::{DrawerUpdate, DrawerUpdated};
-pub use entity_links::{ProposalOutcome, WingHallways};
+pub use entity_links::{HallwayRebuild, ProposalOutcome, WingHallways};
 pub use graph_ops::{HallwayDeleted, TunnelDeleted};
 pub use reconnect::Reconnected;
 pub use room_reclassify::RoomPlan;

@@ -52,9 +52,10 @@ pub(crate) fn connection_spellings(tunnels: &[Value], extra: &[String]) -> BTree
     names
 }
 
-/// A tunnel's two ends as (normalised wing, room), or none when a wing is missing.
+/// A tunnel's two ends, each as (normalised wing, room).
 pub(crate) type Ends = ((String, String), (String, String));
 
+/// A tunnel record's two ends, or none when a wing is missing.
 pub(crate) fn tunnel_endpoints(t: &Value) -> Option<Ends> {
     let (source, target) = (endpoint(t, "source"), endpoint(t, "target"));
     let wa = text_or_empty(source.get("wing"));
@@ -68,6 +69,7 @@ pub(crate) fn tunnel_endpoints(t: &Value) -> Option<Ends> {
     ))
 }
 
+/// A room's spelling key (`entity:` rooms by their entity's key).
 fn room_spelling_key(room: &str) -> String {
     match room.strip_prefix("entity:") {
         Some(name) => format!("entity:{}", entity_spelling_key(name)),
@@ -75,6 +77,7 @@ fn room_spelling_key(room: &str) -> String {
     }
 }
 
+/// Whether two rooms are spellings of one room.
 fn rooms_match(a: &str, b: &str) -> bool {
     match (a.strip_prefix("entity:"), b.strip_prefix("entity:")) {
         (Some(x), Some(y)) => same_file_spelling(x, y),

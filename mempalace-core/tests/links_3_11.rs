@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 
 use chrono::Utc;
 use mempalace_core::entity_extraction::EntityTagger;
-use mempalace_core::hallway_builder::{DrawerNames, replace_wing_hallways, wing_hallways};
+use mempalace_core::hallway_builder::{
+    DrawerNames, WingPairs, replace_wing_hallways, wing_hallways,
+};
 use mempalace_core::palace_links::upsert_tunnel_record;
 use mempalace_core::tunnel_links::wing_entity_tunnels;
 use mempalace_core::tunnel_proposal::propose;
@@ -64,7 +66,7 @@ fn mine_links() -> (Vec<Value>, Vec<Value>) {
                 entities: names(d),
             })
             .collect();
-        let created = wing_hallways(wing, &of_wing, 2, &hallways, Utc::now());
+        let created = wing_hallways(wing, &WingPairs::count(&of_wing), 2, &hallways, Utc::now());
         replace_wing_hallways(&mut hallways, wing, created);
         for t in wing_entity_tunnels(wing, &hallways) {
             upsert_tunnel_record(&mut tunnels, &t, Utc::now()).unwrap();

@@ -420,7 +420,7 @@ pub async fn mine_conversations(
     report.bytes_read = bytes_read.load(Ordering::Relaxed);
     report.interrupted = cancel.is_cancelled();
     if !report.interrupted && report.filed.drawers_filed > 0 {
-        report.links = rebuild_wing_links(&palace, &report.wing, false).await;
+        report.links = rebuild_wing_links(&palace, &report.wing, false, cancel).await;
     }
     report.wall_seconds = started.elapsed().as_secs_f64();
     Ok(report)

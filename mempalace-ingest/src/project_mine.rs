@@ -319,7 +319,7 @@ pub async fn mine_project(
     report.store_seconds = store_time.as_secs_f64();
     report.interrupted = cancel.is_cancelled();
     if !report.interrupted {
-        report.links = rebuild_wing_links(&palace, &opts.wing, true).await;
+        report.links = rebuild_wing_links(&palace, &opts.wing, true, cancel).await;
     }
     report.wall_seconds = started.elapsed().as_secs_f64();
     Ok(report)

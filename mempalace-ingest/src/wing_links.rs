@@ -2,7 +2,8 @@
 //! its hallways, then (project mines) the entity tunnels to other wings. A failure here never
 //! fails the mine: the drawers are filed, and the report says why the links were not.
 
-use mempalace_core::Palace;
+use mempalace_core::palace::HallwayRebuild;
+use mempalace_core::{Cancellation, Palace};
 use serde::Serialize;
 
 /// The links a mine rebuilt for its wing.
@@ -12,28 +13,40 @@ pub struct WingLinks {
     pub hallways: usize,
     /// Entity tunnels created or refreshed from the wing (project mines only).
     pub entity_tunnels: usize,
-    /// Why they were not rebuilt, when that failed.
+    /// Why the hallways were not rebuilt, when that failed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<String>,
+    pub hallway_error: Option<String>,
+    /// Why the entity tunnels were not rebuilt, when that failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tunnel_error: Option<String>,
 }
 
-/// Rebuilds `wing`'s hallways and, when `with_tunnels`, its entity tunnels.
-pub async fn rebuild_wing_links(palace: &Palace, wing: &str, with_tunnels: bool) -> WingLinks {
+/// Rebuilds `wing`'s hallways and, when `with_tunnels`, its entity tunnels (each step on its
+/// own, as 3.11 does); `cancel` stops the hallway rebuild between pages, changing nothing.
+pub async fn rebuild_wing_links(
+    palace: &Palace,
+    wing: &str,
+    with_tunnels: bool,
+    cancel: &Cancellation,
+) -> WingLinks {
     let mut links = WingLinks::default();
-    match palace.rebuild_wing_hallways(wing, None).await {
+    let options = HallwayRebuild {
+        min_count: None,
+        cancel: cancel.clone(),
+    };
+    match palace.rebuild_wing_hallways(wing, &options).await {
         Ok(hallways) => links.hallways = hallways.len(),
         Err(e) => {
             tracing::warn!(error = %e, wing, "hallways not rebuilt");
-            links.skipped = Some(format!("hallway computation skipped — {e}"));
-            return links;
+            links.hallway_error = Some(e.to_string());
         }
     }
-    if with_tunnels {
+    if with_tunnels && !cancel.is_cancelled() {
         match palace.link_wing_entities(wing).await {
             Ok(n) => links.entity_tunnels = n,
             Err(e) => {
                 tracing::warn!(error = %e, wing, "entity tunnels not rebuilt");
-                links.skipped = Some(format!("entity tunnel computation skipped — {e}"));
+                links.tunnel_error = Some(e.to_string());
             }
         }
     }

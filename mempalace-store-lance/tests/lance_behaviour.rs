@@ -397,10 +397,10 @@ async fn two_handles_filing_the_same_new_ids_store_each_once() {
     assert_eq!(b.count(&DrawerFilter::all()).await.unwrap(), 20);
 }
 
-/// A table made before conversation mining (no `authored_at` / `conversation` columns) reads
-/// as before, time filters date it by `filed_at`, and its first write adds the columns.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_table_from_before_conversation_mining_gains_the_dated_columns_on_its_first_write() {
+/// Makes the drawers table as an earlier release did: without the columns added since
+/// (`authored_at` / `conversation` unless `dated`; `entities` always), holding one drawer
+/// `old` in `w/r`.
+async fn earlier_release_table(folder: &std::path::Path, dated: bool) {
     use std::sync::Arc;
 
     use arrow_array::{
@@ -408,13 +408,10 @@ async fn a_table_from_before_conversation_mining_gains_the_dated_columns_on_its_
         UInt32Array,
     };
     use arrow_schema::{DataType, Field, Schema};
-    use mempalace_core::{ConversationRef, Page};
 
-    let dir = tempfile::tempdir().unwrap();
-    let folder = dir.path().join("lance");
     let text = |v: &str| Arc::new(StringArray::from(vec![v])) as arrow_array::ArrayRef;
     let item = Arc::new(Field::new("item", DataType::Float32, true));
-    let old = Arc::new(Schema::new(vec![
+    let mut fields = vec![
         Field::new("id", DataType::Utf8, false),
         Field::new("text", DataType::Utf8, false),
         Field::new("wing", DataType::Utf8, false),
@@ -428,31 +425,35 @@ async fn a_table_from_before_conversation_mining_gains_the_dated_columns_on_its_
             DataType::FixedSizeList(item.clone(), DIM as i32),
             false,
         ),
-    ]));
+    ];
     let vector = unit_vectors(40, 1, DIM).remove(0);
-    let batch = RecordBatch::try_new(
-        Arc::clone(&old),
-        vec![
-            text("old"),
-            text("filed before conversations existed"),
-            text("w"),
-            text("r"),
-            text("/a.md"),
-            Arc::new(UInt32Array::from(vec![0])),
-            text("mine"),
-            text("2025-06-01T00:00:00.000000"),
-            Arc::new(
-                FixedSizeListArray::try_new(
-                    item,
-                    DIM as i32,
-                    Arc::new(Float32Array::from(vector)),
-                    None,
-                )
-                .unwrap(),
-            ),
-        ],
-    )
-    .unwrap();
+    let mut columns = vec![
+        text("old"),
+        text("filed before conversations existed"),
+        text("w"),
+        text("r"),
+        text("/a.md"),
+        Arc::new(UInt32Array::from(vec![0])) as arrow_array::ArrayRef,
+        text("mine"),
+        text("2025-06-01T00:00:00.000000"),
+        Arc::new(
+            FixedSizeListArray::try_new(
+                item,
+                DIM as i32,
+                Arc::new(Float32Array::from(vector)),
+                None,
+            )
+            .unwrap(),
+        ),
+    ];
+    if dated {
+        fields.push(Field::new("authored_at", DataType::Utf8, true));
+        fields.push(Field::new("conversation", DataType::Utf8, true));
+        columns.push(text("2025-05-01T00:00:00.000000"));
+        columns.push(Arc::new(StringArray::from(vec![None::<&str>])));
+    }
+    let old = Arc::new(Schema::new(fields));
+    let batch = RecordBatch::try_new(Arc::clone(&old), columns).unwrap();
     let db = lancedb::connect(folder.to_str().unwrap())
         .execute()
         .await
@@ -465,7 +466,45 @@ async fn a_table_from_before_conversation_mining_gains_the_dated_columns_on_its_
     .execute()
     .await
     .unwrap();
+}
 
+/// A table of the release before drawers carried names (dated columns, no `entities`) reads
+/// as before, keeps its dates, and its first write adds the column and stores names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_from_before_drawer_names_gains_the_entities_column_on_its_first_write() {
+    use mempalace_core::Page;
+
+    let dir = tempfile::tempdir().unwrap();
+    earlier_release_table(&dir.path().join("lance"), true).await;
+    let s = store(dir.path(), |o| o).await;
+    let listed = s.list(&DrawerFilter::all(), Page::first(10)).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert!(listed[0].metadata.entities.is_empty());
+    assert_eq!(
+        listed[0].metadata.authored_at.as_deref(),
+        Some("2025-05-01T00:00:00.000000")
+    );
+    let mut new = drawer("new", "w", "r", "Aya met Lumi");
+    new.metadata.entities = vec!["Aya".into(), "Lumi".into()];
+    s.upsert(std::slice::from_ref(&new), &unit_vectors(41, 1, DIM))
+        .await
+        .unwrap();
+    let got = s.get(&["new".into(), "old".into()]).await.unwrap();
+    assert_eq!(got[0], new);
+    assert_eq!(got[1].metadata.authored_at, listed[0].metadata.authored_at);
+    assert!(got[1].metadata.entities.is_empty());
+    let again = store(dir.path(), |o| o).await;
+    assert_eq!(again.get(&["new".into()]).await.unwrap()[0], new);
+}
+
+/// A table made before conversation mining (no `authored_at` / `conversation` columns) reads
+/// as before, time filters date it by `filed_at`, and its first write adds the columns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_from_before_conversation_mining_gains_the_dated_columns_on_its_first_write() {
+    use mempalace_core::{ConversationRef, Page};
+
+    let dir = tempfile::tempdir().unwrap();
+    earlier_release_table(&dir.path().join("lance"), false).await;
     let s = store(dir.path(), |o| o).await;
     let listed = s.list(&DrawerFilter::all(), Page::first(10)).await.unwrap();
     assert_eq!(listed.len(), 1);

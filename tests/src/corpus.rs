@@ -60,6 +60,9 @@ pub fn seeded(seed: u64, n: usize, dimension: usize) -> (Vec<Drawer>, Vec<Vec<f3
                 &format!("drawer number {i} in {wing}/{room}"),
             );
             d.metadata.chunk_index = i as u32;
+            if i % 2 == 0 {
+                d.metadata.entities = vec![format!("Name{}", i % 7), "src/ü.rs".to_string()];
+            }
             d
         })
         .collect();

@@ -9,15 +9,28 @@ use chrono::Utc;
 use serde_json::Value;
 
 use super::Palace;
+use crate::cancellation::Cancellation;
+use crate::drawer::AddedBy;
+use crate::entity_extraction::{EntityTagger, KNOWN_ENTITIES_FILE, structural_entities};
 use crate::error::{PalaceError, Result};
 use crate::filter::DrawerFilter;
 use crate::hallway_builder::{
-    DrawerNames, hallway_min_count_from_env, replace_wing_hallways, wing_hallways,
+    DrawerNames, WingPairs, configured_hallway_min_count, replace_wing_hallways, wing_hallways,
 };
 use crate::layout::PalaceLayout;
 use crate::palace_links::{Hallway, hallways_from_records, upsert_tunnel_record};
 use crate::tunnel_links::wing_entity_tunnels;
 use crate::tunnel_proposal::{PlanApplied, TunnelPlan, apply_plan, plan_from_file, propose};
+
+/// How a wing's hallways are rebuilt.
+#[derive(Debug, Clone, Default)]
+pub struct HallwayRebuild {
+    /// Drawers a pair of names must share; `None`: `MEMPALACE_KG_HALLWAY_MIN_COUNT`, else
+    /// `hallway_min_count` in `config.json`, else 2 (3.11's order).
+    pub min_count: Option<u32>,
+    /// Raised, the rebuild stops between pages of drawers and changes nothing.
+    pub cancel: Cancellation,
+}
 
 /// One wing's part in a hallway rebuild.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -60,36 +73,68 @@ impl Palace {
     }
 
     /// 3.11's `compute_hallways_for_wing`: rebuilds `wing`'s hallways from its drawers'
-    /// names (pairs in at least `min_count` drawers; `None` reads
-    /// `MEMPALACE_KG_HALLWAY_MIN_COUNT`, else 2), replacing the wing's old ones in one
-    /// locked rewrite. A wing without drawers is left as it is.
+    /// names, replacing the wing's old ones in one locked rewrite (the pairs are counted
+    /// before the lock is taken). Mined drawers filed before drawers carried names are named
+    /// from their text first, as the miner would have. A wing without drawers, or a rebuild
+    /// cancelled midway, is left as it is.
     pub async fn rebuild_wing_hallways(
         &self,
         wing: &str,
-        min_count: Option<u32>,
+        options: &HallwayRebuild,
     ) -> Result<Vec<Hallway>> {
-        let min_count = min_count.unwrap_or_else(hallway_min_count_from_env);
+        self.require_palace().await?;
+        let min_count = options
+            .min_count
+            .unwrap_or_else(configured_hallway_min_count);
+        let mut tagger: Option<EntityTagger> = None;
+        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
         let mut drawers: Vec<DrawerNames> = Vec::new();
-        self.scan(&DrawerFilter::wing(wing), |d| {
+        let cancel = options.cancel.clone();
+        self.scan_until(&DrawerFilter::wing(wing), |d| {
+            if cancel.is_cancelled() {
+                return std::ops::ControlFlow::Break(());
+            }
+            if !seen.insert(d.id) {
+                return std::ops::ControlFlow::Continue(());
+            }
+            let m = d.metadata;
+            let entities = if m.entities.is_empty() && m.added_by == AddedBy::Mine {
+                if m.conversation.is_some() {
+                    structural_entities(&d.text)
+                } else {
+                    tagger
+                        .get_or_insert_with(|| {
+                            EntityTagger::from_registry(
+                                &crate::locations::config_dir().join(KNOWN_ENTITIES_FILE),
+                            )
+                        })
+                        .tag(&d.text)
+                }
+            } else {
+                m.entities
+            };
             drawers.push(DrawerNames {
-                room: d.metadata.room,
-                entities: d.metadata.entities,
-            })
+                room: m.room,
+                entities,
+            });
+            std::ops::ControlFlow::Continue(())
         })
         .await?;
-        if drawers.is_empty() {
+        if drawers.is_empty() || options.cancel.is_cancelled() {
             return Ok(Vec::new());
         }
+        let pairs = WingPairs::count(&drawers);
+        drop(drawers);
         let slot: Arc<Mutex<Vec<Value>>> = Arc::default();
         let built = Arc::clone(&slot);
         let wing_name = wing.to_string();
         self.links
             .edit_hallway_records(Box::new(move |records| {
-                let created = wing_hallways(&wing_name, &drawers, min_count, records, Utc::now());
+                let created = wing_hallways(&wing_name, &pairs, min_count, records, Utc::now());
                 *built.lock().unwrap_or_else(|e| e.into_inner()) = created.clone();
-                let before = records.clone();
+                let before = records.len();
                 replace_wing_hallways(records, &wing_name, created);
-                *records != before
+                before > 0 || !records.is_empty()
             }))
             .await?;
         let created = slot.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -98,11 +143,11 @@ impl Palace {
 
     /// `hallways --rebuild`: every wing's hallways rebuilt (wings in name order), with how
     /// many each has now.
-    pub async fn rebuild_hallways(&self, min_count: Option<u32>) -> Result<Vec<WingHallways>> {
+    pub async fn rebuild_hallways(&self, options: &HallwayRebuild) -> Result<Vec<WingHallways>> {
         self.require_palace().await?;
         let mut out = Vec::new();
         for wing in self.drawer_wings().await? {
-            let hallways = self.rebuild_wing_hallways(&wing, min_count).await?.len();
+            let hallways = self.rebuild_wing_hallways(&wing, options).await?.len();
             out.push(WingHallways { wing, hallways });
         }
         Ok(out)
