@@ -1,5 +1,5 @@
 //! How 3.11 tells tunnels apart and finds the entities worth a tunnel (`tunnels_tool.py`,
-//! `palace_graph.py`): a link's identity across spellings and directions ([`LinkIndex`]), and
+//! `palace_graph.py`): a link's identity across spellings and directions (`LinkIndex`), and
 //! the entities whose hallways are strong in two or more wings ([`entity_tunnel_candidates`]).
 //! `audit`, `tunnels prune`, `tunnels propose` and the miner's entity tunnels all judge by
 //! these.
