@@ -295,6 +295,25 @@ pub fn canonical_spelling(cluster: &[String]) -> String {
         .unwrap_or_default()
 }
 
+/// Every spelling mapped to its file's canonical spelling, given the spellings grouped by
+/// [`entity_spelling_key`] (each group clustered in sorted order); a spelling that could be
+/// two files is in no cluster and left out.
+pub fn canonical_spellings(
+    spellings_by_key: &BTreeMap<String, BTreeSet<String>>,
+) -> HashMap<String, String> {
+    let mut names = HashMap::new();
+    for spellings in spellings_by_key.values() {
+        let sorted: Vec<String> = spellings.iter().cloned().collect();
+        for cluster in spelling_clusters(&sorted) {
+            let canonical = canonical_spelling(&cluster);
+            for s in cluster {
+                names.insert(s, canonical.clone());
+            }
+        }
+    }
+    names
+}
+
 /// Whether a hallway's two entities are spellings of one file.
 pub fn is_self_link(entity_a: Option<&str>, entity_b: Option<&str>) -> bool {
     match (entity_a, entity_b) {

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use crate::entity_spelling::{canonical_spelling, entity_spelling_key, spelling_clusters};
+use crate::entity_spelling::{canonical_spellings, entity_spelling_key};
 use crate::palace_links::{hallway_id, initialize_dynamics, iso_timestamp};
 
 /// Drawers a pair of names must share for a hallway when nothing else is configured.
@@ -64,17 +64,7 @@ fn canonical_names(drawers: &[DrawerNames]) -> HashMap<String, String> {
                 .insert(e.clone());
         }
     }
-    let mut names = HashMap::new();
-    for spellings in by_key.values() {
-        let sorted: Vec<String> = spellings.iter().cloned().collect();
-        for cluster in spelling_clusters(&sorted) {
-            let canonical = canonical_spelling(&cluster);
-            for s in cluster {
-                names.insert(s, canonical.clone());
-            }
-        }
-    }
-    names
+    canonical_spellings(&by_key)
 }
 
 /// Python's `str(v)` of a stored entity (`None` when missing).

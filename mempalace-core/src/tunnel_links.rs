@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use crate::entity_spelling::{
-    ambiguous_spellings, canonical_spelling, entity_spelling_key, is_generic_entity,
+    ambiguous_spellings, canonical_spellings, entity_spelling_key, is_generic_entity,
     same_file_spelling, spelling_clusters,
 };
 use crate::python_json::{int_or_zero, text_or_empty, truthy};
@@ -234,16 +234,7 @@ pub fn entity_tunnel_candidates(hallways: &[Value], min_count: i64) -> Vec<Entit
             }
         }
     }
-    let mut canonical: HashMap<String, String> = HashMap::new();
-    for spellings in spellings_by_base.values() {
-        let sorted: Vec<String> = spellings.iter().cloned().collect();
-        for cluster in spelling_clusters(&sorted) {
-            let name = canonical_spelling(&cluster);
-            for s in cluster {
-                canonical.insert(s, name.clone());
-            }
-        }
-    }
+    let canonical = canonical_spellings(&spellings_by_base);
     let mut candidates: Vec<EntityCandidate> = Vec::new();
     let mut position: HashMap<String, usize> = HashMap::new();
     for h in hallways.iter().filter(|h| h.is_object()) {
