@@ -211,6 +211,18 @@ pub struct PlanApplied {
     pub stale: usize,
 }
 
+/// The plan's rows whose two wings still have drawers (3.11's stale-wing filter).
+pub fn fresh_rows<'a>(
+    plan: &'a SavedPlan,
+    existing_wings: &BTreeSet<String>,
+) -> Vec<&'a (String, String, String)> {
+    let wings: HashSet<String> = existing_wings.iter().map(|w| norm_wing(w)).collect();
+    plan.rows
+        .iter()
+        .filter(|(_, a, b)| wings.contains(&norm_wing(a)) && wings.contains(&norm_wing(b)))
+        .collect()
+}
+
 /// 3.11's `apply_proposal` on the stored tunnel records: each row of a wing that still has
 /// drawers becomes an entity tunnel unless a like link exists (or an earlier row made one).
 pub fn apply_plan(
@@ -219,12 +231,7 @@ pub fn apply_plan(
     records: &mut Vec<Value>,
     now: DateTime<Utc>,
 ) -> PlanApplied {
-    let wings: HashSet<String> = existing_wings.iter().map(|w| norm_wing(w)).collect();
-    let fresh: Vec<&(String, String, String)> = plan
-        .rows
-        .iter()
-        .filter(|(_, a, b)| wings.contains(&norm_wing(a)) && wings.contains(&norm_wing(b)))
-        .collect();
+    let fresh = fresh_rows(plan, existing_wings);
     let mut applied = PlanApplied {
         stale: plan.rows.len() - fresh.len(),
         ..PlanApplied::default()

@@ -1,7 +1,7 @@
 //! `audit` as a Palace method (the palace's counts, links and graph gathered for
 //! [`crate::palace_audit::audit`]), and the prunes its findings recommend.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -135,13 +135,7 @@ impl Palace {
     /// locked rewrite of the records, the most followed first, as 3.11 saves them).
     pub async fn prune_tunnels(&self, apply: bool) -> Result<TunnelPrune> {
         self.require_palace().await?;
-        let wings: BTreeSet<String> = self
-            .store
-            .room_counts(&DrawerFilter::all())
-            .await?
-            .into_iter()
-            .map(|c| c.wing)
-            .collect();
+        let wings = self.drawer_wings().await?;
         if !apply {
             return Ok(tunnel_artifacts(
                 &self.links.tunnel_records().await?,

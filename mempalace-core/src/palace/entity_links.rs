@@ -20,7 +20,9 @@ use crate::hallway_builder::{
 use crate::layout::PalaceLayout;
 use crate::palace_links::{Hallway, hallways_from_records, upsert_tunnel_record};
 use crate::tunnel_links::wing_entity_tunnels;
-use crate::tunnel_proposal::{PlanApplied, TunnelPlan, apply_plan, plan_from_file, propose};
+use crate::tunnel_proposal::{
+    PlanApplied, TunnelPlan, apply_plan, fresh_rows, plan_from_file, propose,
+};
 
 /// How a wing's hallways are rebuilt.
 #[derive(Debug, Clone, Default)]
@@ -61,7 +63,7 @@ pub enum ProposalOutcome {
 
 impl Palace {
     /// The wings that have drawers.
-    async fn drawer_wings(&self) -> Result<BTreeSet<String>> {
+    pub(super) async fn drawer_wings(&self) -> Result<BTreeSet<String>> {
         Ok(self
             .store
             .room_counts(&DrawerFilter::all())
@@ -235,8 +237,7 @@ impl Palace {
             .map_err(|e| PalaceError::invalid("proposal", e.to_string()))?;
         let plan = plan_from_file(&json).map_err(|m| PalaceError::invalid("proposal", m))?;
         let wings = self.drawer_wings().await?;
-        let probe = apply_plan(&plan, &wings, &mut Vec::new(), Utc::now());
-        if probe.stale == plan.rows.len() {
+        if fresh_rows(&plan, &wings).is_empty() {
             return Ok(ProposalOutcome::AllStale {
                 rows: plan.rows.len(),
             });
