@@ -284,4 +284,25 @@ impl ClosetIndex for SqliteClosets {
         })
         .await
     }
+
+    async fn closet_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<Closet>> {
+        let after = after_id.map(str::to_string);
+        self.run("closet_rows", false, Vec::new(), move |conn| {
+            let mut stmt = conn.prepare(
+                "SELECT id, text, wing, room, source_file FROM closets \
+                 WHERE ?1 IS NULL OR id > ?1 ORDER BY id LIMIT ?2",
+            )?;
+            stmt.query_map(params![after, limit as i64], |r| {
+                Ok(Closet {
+                    id: r.get(0)?,
+                    text: r.get(1)?,
+                    wing: r.get(2)?,
+                    room: r.get(3)?,
+                    source_file: r.get(4)?,
+                })
+            })?
+            .collect()
+        })
+        .await
+    }
 }

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use mempalace_core::coordination::{
     Artifact, CoordinationLog, Event, EventFilter, Order, PreparedArtifact, PreparedEvent,
-    next_hlc, parse_metadata, unknown_anchor, unknown_artifact,
+    exported_metadata_json, next_hlc, parse_metadata, unknown_anchor, unknown_artifact,
+    validate_exported_artifact, validate_exported_event,
 };
 use mempalace_core::{PalaceError, Result};
 use rusqlite::types::Value as SqlValue;
@@ -393,6 +394,116 @@ impl CoordinationLog for SqliteCoordinationLog {
             )
             .optional()
             .map_err(sql(&path, "get_artifact"))
+        })
+        .await
+    }
+
+    async fn artifact_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<Artifact>> {
+        let path = self.inner.path.clone();
+        let after = after_id.map(str::to_string);
+        self.read("artifact_rows", Vec::new(), move |conn, _| {
+            let err = sql(&path, "artifact_rows");
+            let mut stmt = conn
+                .prepare(&format!(
+                    "SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE ?1 IS NULL OR id > ?1 \
+                     ORDER BY id LIMIT ?2"
+                ))
+                .map_err(&err)?;
+            stmt.query_map(params![after, limit as i64], artifact_from_row)
+                .and_then(|rows| rows.collect())
+                .map_err(&err)
+        })
+        .await
+    }
+
+    async fn import_event(&self, event: &Event) -> Result<bool> {
+        validate_exported_event(event)?;
+        let path = self.inner.path.clone();
+        let event = event.clone();
+        self.write("import_event", move |conn, _| {
+            let err = sql(&path, "import_event");
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(&err)?;
+            let present = tx
+                .prepare_cached("SELECT 1 FROM events WHERE id = ?1")
+                .and_then(|mut s| s.exists([&event.id]))
+                .map_err(&err)?;
+            if present {
+                return Ok(false);
+            }
+            for artifact_id in &event.artifact_ids {
+                let found = tx
+                    .prepare_cached("SELECT 1 FROM artifacts WHERE id = ?1")
+                    .and_then(|mut s| s.exists([artifact_id]))
+                    .map_err(&err)?;
+                if !found {
+                    return Err(unknown_artifact(artifact_id));
+                }
+            }
+            tx.execute(
+                "INSERT INTO events (id, type, stream, room, topic, from_agent, to_agent, \
+                 correlation_id, branch, base_commit, status, body, created_at, metadata_json, \
+                 origin_replica, origin_seq, hlc) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
+                 ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                params![
+                    event.id,
+                    event.event_type,
+                    event.stream,
+                    event.room,
+                    event.topic,
+                    event.from_agent,
+                    event.to_agent,
+                    event.correlation_id,
+                    event.branch,
+                    event.base_commit,
+                    event.status,
+                    event.body,
+                    event.created_at,
+                    exported_metadata_json(&event.metadata),
+                    event.origin_replica,
+                    event.origin_seq,
+                    event.hlc,
+                ],
+            )
+            .map_err(&err)?;
+            for artifact_id in &event.artifact_ids {
+                tx.execute(
+                    "INSERT OR IGNORE INTO event_artifacts (event_id, artifact_id) VALUES (?1, ?2)",
+                    [&event.id, artifact_id],
+                )
+                .map_err(&err)?;
+            }
+            tx.commit().map_err(&err)?;
+            Ok(true)
+        })
+        .await
+    }
+
+    async fn import_artifact(&self, artifact: &Artifact) -> Result<bool> {
+        validate_exported_artifact(artifact)?;
+        let path = self.inner.path.clone();
+        let artifact = artifact.clone();
+        self.write("import_artifact", move |conn, _| {
+            let inserted = conn
+                .execute(
+                    "INSERT OR IGNORE INTO artifacts (id, kind, sha256, size_bytes, content, \
+                     created_by, created_at, metadata_json, origin_replica) VALUES (?1, ?2, ?3, \
+                     ?4, ?5, ?6, ?7, ?8, ?9)",
+                    params![
+                        artifact.id,
+                        artifact.kind,
+                        artifact.sha256,
+                        artifact.size_bytes,
+                        artifact.content,
+                        artifact.created_by,
+                        artifact.created_at,
+                        exported_metadata_json(&artifact.metadata),
+                        artifact.origin_replica,
+                    ],
+                )
+                .map_err(sql(&path, "import_artifact"))?;
+            Ok(inserted > 0)
         })
         .await
     }

@@ -36,7 +36,7 @@ pub const CLOSET_PREVIEW_CHARS: usize = 200;
 pub const MIN_CLOSET_WORD_CHARS: usize = 3;
 
 /// One closet: a line about one source file and the drawers filed from it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Closet {
     /// Its id (3.11's `closet_{wing}_{room}_{hash}_{nn}`).
     pub id: String,
@@ -130,6 +130,9 @@ pub trait ClosetIndex: Send + Sync {
     /// Number of closets.
     async fn count(&self) -> Result<u64>;
 
+    /// Closets by id (byte order), those after `after_id` only, at most `limit` (export).
+    async fn closet_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<Closet>>;
+
     /// Gives the closets of each move's source file in its `from_wing` (and `from_room`) the
     /// move's wing (and room); returns how many closets moved. The default refuses (when there
     /// is anything to move).
@@ -209,6 +212,16 @@ impl ClosetIndex for MemoryClosets {
 
     async fn count(&self) -> Result<u64> {
         Ok(self.closets.read().unwrap_or_else(|e| e.into_inner()).len() as u64)
+    }
+
+    async fn closet_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<Closet>> {
+        let held = self.closets.read().unwrap_or_else(|e| e.into_inner());
+        let mut rows: Vec<&Closet> = held
+            .iter()
+            .filter(|c| after_id.is_none_or(|after| c.id.as_str() > after))
+            .collect();
+        rows.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(rows.into_iter().take(limit).cloned().collect())
     }
 
     async fn relocate_sources(&self, moves: &[ClosetMove]) -> Result<usize> {

@@ -247,6 +247,25 @@ pub struct EventFilter {
 }
 
 impl EventFilter {
+    /// Every event after `since_event_id` (all when `None`), oldest first, at most `limit`.
+    pub fn after(since_event_id: Option<String>, limit: usize) -> Self {
+        EventFilter {
+            stream: None,
+            room: None,
+            topic: None,
+            event_type: None,
+            to_agent: None,
+            from_agent: None,
+            correlation_id: None,
+            status: None,
+            since_event_id,
+            before_event_id: None,
+            since_created_at: None,
+            limit,
+            order: Order::Asc,
+        }
+    }
+
     /// Whether `event` passes every non-anchor filter (anchors are the store's to resolve).
     pub fn matches(&self, event: &Event) -> bool {
         fn eq(want: &Option<String>, have: Option<&str>) -> bool {
@@ -577,6 +596,108 @@ pub trait CoordinationLog: Send + Sync {
     async fn insert_artifact(&self, artifact: PreparedArtifact) -> Result<Artifact>;
     /// One artifact by id.
     async fn get_artifact(&self, id: &str) -> Result<Option<Artifact>>;
+    /// Artifacts by id (byte order), those after `after_id` only, at most `limit` (export).
+    async fn artifact_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<Artifact>>;
+    /// Stores an exported event as it was (id, author replica and sequence, clock stamp,
+    /// times, artifact ids) at the next local position; `false`, and nothing changed, when its
+    /// id is stored already. Its artifacts must be stored ([`unknown_artifact`]).
+    async fn import_event(&self, event: &Event) -> Result<bool>;
+    /// Stores an exported artifact as it was; `false` when its id is stored already.
+    async fn import_artifact(&self, artifact: &Artifact) -> Result<bool>;
+}
+
+/// Checks an exported event before it is stored: the checks a new event passes (routing
+/// fields, type, status, metadata size), and a usable id, time and artifact list.
+pub fn validate_exported_event(event: &Event) -> Result<()> {
+    exported_key("id", &event.id)?;
+    exported_key("created_at", &event.created_at)?;
+    for id in &event.artifact_ids {
+        exported_key("artifact_ids", id)?;
+    }
+    if !event.metadata.is_object() {
+        return Err(PalaceError::invalid("metadata", "must be a JSON object"));
+    }
+    sanitize_metadata(Some(&event.metadata))?;
+    for (field, value, required) in [
+        ("stream", Some(&event.stream), true),
+        ("room", Some(&event.room), true),
+        ("from_agent", Some(&event.from_agent), true),
+        ("to_agent", event.to_agent.as_ref(), false),
+        ("topic", event.topic.as_ref(), false),
+        ("correlation_id", event.correlation_id.as_ref(), false),
+    ] {
+        match value {
+            Some(v) => exported_key(field, v)?,
+            None if required => return Err(PalaceError::invalid(field, "is required")),
+            None => {}
+        }
+    }
+    if let Some(status) = &event.status
+        && !EVENT_STATUSES.contains(&status.as_str())
+    {
+        return Err(PalaceError::invalid(
+            "status",
+            format!(
+                "{} is not one of: {}",
+                python_repr(status),
+                EVENT_STATUSES.join(", ")
+            ),
+        ));
+    }
+    if sanitize_event_type(&event.event_type)? != event.event_type {
+        return Err(PalaceError::invalid(
+            "type",
+            format!(
+                "{} is not a stored event type",
+                python_repr(&event.event_type)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks an exported artifact: a usable id and writer, and content matching its digest and
+/// size.
+pub fn validate_exported_artifact(artifact: &Artifact) -> Result<()> {
+    exported_key("id", &artifact.id)?;
+    exported_key("created_by", &artifact.created_by)?;
+    exported_key("created_at", &artifact.created_at)?;
+    if !artifact.metadata.is_object() {
+        return Err(PalaceError::invalid("metadata", "must be a JSON object"));
+    }
+    let digest = {
+        use sha2::{Digest, Sha256};
+        hex::encode(Sha256::digest(artifact.content.as_bytes()))
+    };
+    if digest != artifact.sha256 || artifact.size_bytes != artifact.content.len() as i64 {
+        return Err(PalaceError::invalid(
+            "content",
+            format!(
+                "artifact {} does not match its sha256 and size",
+                python_repr(&artifact.id)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A field of an exported row: not blank, at most 1,024 characters, no control characters.
+fn exported_key(field: &'static str, value: &str) -> Result<()> {
+    if value.trim().is_empty()
+        || value.chars().count() > 1024
+        || value.chars().any(char::is_control)
+    {
+        return Err(PalaceError::invalid(
+            field,
+            format!("{} is not a usable value", python_repr(value)),
+        ));
+    }
+    Ok(())
+}
+
+/// The metadata text stored for an exported event (3.11's canonical JSON).
+pub fn exported_metadata_json(event_metadata: &Value) -> String {
+    python_json(event_metadata)
 }
 
 /// The error a store returns for an unknown `since_event_id` / `before_event_id`.
@@ -1503,6 +1624,50 @@ impl CoordinationLog for MemoryCoordinationLog {
 
     async fn get_artifact(&self, id: &str) -> Result<Option<Artifact>> {
         Ok(self.state().artifacts.get(id).cloned())
+    }
+
+    async fn artifact_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<Artifact>> {
+        let state = self.state();
+        let mut rows: Vec<&Artifact> = state
+            .artifacts
+            .values()
+            .filter(|a| after_id.is_none_or(|after| a.id.as_str() > after))
+            .collect();
+        rows.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(rows.into_iter().take(limit).cloned().collect())
+    }
+
+    async fn import_event(&self, event: &Event) -> Result<bool> {
+        validate_exported_event(event)?;
+        let mut state = self.state();
+        if state.events.iter().any(|e| e.id == event.id) {
+            return Ok(false);
+        }
+        if let Some(missing) = event
+            .artifact_ids
+            .iter()
+            .find(|id| !state.artifacts.contains_key(*id))
+        {
+            return Err(unknown_artifact(missing));
+        }
+        let mut stored = event.clone();
+        stored.seq = state.events.last().map_or(1, |e| e.seq + 1);
+        stored.body_truncated = None;
+        stored.body_length = None;
+        state.events.push(stored);
+        Ok(true)
+    }
+
+    async fn import_artifact(&self, artifact: &Artifact) -> Result<bool> {
+        validate_exported_artifact(artifact)?;
+        let mut state = self.state();
+        if state.artifacts.contains_key(&artifact.id) {
+            return Ok(false);
+        }
+        state
+            .artifacts
+            .insert(artifact.id.clone(), artifact.clone());
+        Ok(true)
     }
 }
 

@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{PalaceError, Result};
+use crate::kg_rows::{EntityRow, RowsImported, TripleRow};
 use crate::temporal::{canonical_date, ends_before_start, supersede_boundary, today};
 use crate::vector_store::Page;
 
@@ -472,6 +473,22 @@ pub trait KnowledgeGraph: Send + Sync {
     /// characters. [`KnowledgeGraph::query_entity`] answers for the only candidate when the
     /// name itself is unknown.
     async fn entity_candidates(&self, name: &str) -> Result<Vec<EntityCandidate>>;
+
+    /// Entity rows as stored, by id (byte order), those after `after_id` only, at most `limit`
+    /// (export: a whole graph a page at a time). Empty when the graph does not exist.
+    async fn entity_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<EntityRow>>;
+
+    /// Triple rows as stored, by id (byte order), those after `after_id` only, at most `limit`.
+    async fn triple_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<TripleRow>>;
+
+    /// Stores rows verbatim in one transaction (import), each only where its id is absent, so
+    /// importing twice changes nothing. The batch is checked first
+    /// ([`crate::kg_rows::validate_batch`]): one bad row stores none of it.
+    async fn import_rows(
+        &self,
+        entities: &[EntityRow],
+        triples: &[TripleRow],
+    ) -> Result<RowsImported>;
 }
 
 /// An entity a name may refer to.

@@ -45,6 +45,7 @@ mod drawer_batches;
 mod drawer_moves;
 mod drawer_update;
 mod entity_links;
+mod export_ops;
 mod graph_ops;
 mod health_ops;
 mod mining_support;
@@ -972,6 +973,31 @@ impl Palace {
     /// are, so an interrupted import re-run finishes without duplicates. Every drawer is
     /// checked first: one bad drawer files none of the batch.
     pub async fn import_drawers(&self, drawers: &[Drawer]) -> Result<ImportedBatch> {
+        let vectors = vec![None; drawers.len()];
+        Ok(self.import_drawers_with_vectors(drawers, vectors).await?.0)
+    }
+
+    /// [`Palace::import_drawers`] with a vector for each drawer where one is known (from this
+    /// palace's embedder; the others are embedded here); also returns how many were embedded.
+    pub async fn import_drawers_with_vectors(
+        &self,
+        drawers: &[Drawer],
+        vectors: Vec<Option<Vec<f32>>>,
+    ) -> Result<(ImportedBatch, u64)> {
+        if vectors.len() != drawers.len() {
+            return Err(PalaceError::invalid(
+                "vectors",
+                format!("{} vectors for {} drawers", vectors.len(), drawers.len()),
+            ));
+        }
+        let dimension = self.embedder.dimension();
+        if let Some(v) = vectors.iter().flatten().find(|v| v.len() != dimension) {
+            return Err(PalaceError::DimensionMismatch {
+                expected: dimension,
+                actual: v.len(),
+                context: "an imported drawer's vector".into(),
+            });
+        }
         for d in drawers {
             crate::validation::validate_drawer(d)?;
         }
@@ -986,20 +1012,34 @@ impl Palace {
             .map(|d| d.id)
             .collect();
         let mut fresh: Vec<Drawer> = Vec::new();
-        for d in drawers {
-            if !present.contains(&d.id) && !fresh.iter().any(|f| f.id == d.id) {
+        let mut fresh_vectors: Vec<Option<Vec<f32>>> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (d, v) in drawers.iter().zip(vectors) {
+            if !present.contains(&d.id) && seen.insert(d.id.clone()) {
                 fresh.push(d.clone());
+                fresh_vectors.push(v);
+            }
+        }
+        let missing: Vec<usize> = (0..fresh.len())
+            .filter(|&i| fresh_vectors[i].is_none())
+            .collect();
+        if !missing.is_empty() {
+            let texts: Vec<String> = missing.iter().map(|&i| fresh[i].text.clone()).collect();
+            for (i, v) in missing.iter().zip(self.embed_all(&texts).await?) {
+                fresh_vectors[*i] = Some(v);
             }
         }
         if !fresh.is_empty() {
-            let texts: Vec<String> = fresh.iter().map(|d| d.text.clone()).collect();
-            let vectors = self.embed_all(&texts).await?;
+            let vectors: Vec<Vec<f32>> = fresh_vectors.into_iter().flatten().collect();
             self.store.upsert(&fresh, &vectors).await?;
         }
-        Ok(ImportedBatch {
-            imported: fresh.len() as u64,
-            already_present: (drawers.len() - fresh.len()) as u64,
-        })
+        Ok((
+            ImportedBatch {
+                imported: fresh.len() as u64,
+                already_present: (drawers.len() - fresh.len()) as u64,
+            },
+            missing.len() as u64,
+        ))
     }
 
     /// Finishes the store's deferred upkeep after bulk filing (e.g. the end of a mine): on

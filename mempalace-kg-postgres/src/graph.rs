@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use mempalace_core::kg_rows::{EntityRow, RowsImported, TripleRow, validate_batch};
 use mempalace_core::knowledge_graph::{
     ValidatedSupersede, candidate_like_patterns, entity_id, invalidation, predicate_id, triple_id,
 };
@@ -683,6 +684,148 @@ impl KnowledgeGraph for PostgresKnowledgeGraph {
         }
         let client = self.client(op).await?;
         self.candidates(&client, name, &entity_id(name), op).await
+    }
+
+    async fn entity_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<EntityRow>> {
+        let op = "entity_rows";
+        if !self.tables_exist(op).await? {
+            return Ok(Vec::new());
+        }
+        let client = self.client(op).await?;
+        let rows = client
+            .query(
+                &self.sql(
+                    "SELECT id, name, type, properties, created_at FROM {s}.entities \
+                     WHERE $1::text IS NULL OR id > $1 ORDER BY id LIMIT $2",
+                ),
+                &[&after_id, &(limit as i64)],
+            )
+            .await
+            .map_err(pg(op))?;
+        Ok(rows
+            .iter()
+            .map(|r| EntityRow {
+                id: r.get(0),
+                name: r.get(1),
+                entity_type: r.get(2),
+                properties: r.get(3),
+                created_at: r.get(4),
+            })
+            .collect())
+    }
+
+    async fn triple_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<TripleRow>> {
+        let op = "triple_rows";
+        if !self.tables_exist(op).await? {
+            return Ok(Vec::new());
+        }
+        let client = self.client(op).await?;
+        let rows = client
+            .query(
+                &self.sql(
+                    "SELECT id, subject, predicate, object, valid_from, valid_to, confidence, \
+                     source_closet, source_file, source_drawer_id, adapter_name, extracted_at \
+                     FROM {s}.triples WHERE $1::text IS NULL OR id > $1 ORDER BY id LIMIT $2",
+                ),
+                &[&after_id, &(limit as i64)],
+            )
+            .await
+            .map_err(pg(op))?;
+        Ok(rows
+            .iter()
+            .map(|r| TripleRow {
+                id: r.get(0),
+                subject: r.get(1),
+                predicate: r.get(2),
+                object: r.get(3),
+                valid_from: r.get(4),
+                valid_to: r.get(5),
+                confidence: r.get(6),
+                source_closet: r.get(7),
+                source_file: r.get(8),
+                source_drawer_id: r.get(9),
+                adapter_name: r.get(10),
+                extracted_at: r.get(11),
+            })
+            .collect())
+    }
+
+    async fn import_rows(
+        &self,
+        entities: &[EntityRow],
+        triples: &[TripleRow],
+    ) -> Result<RowsImported> {
+        self.ensure_tables().await?;
+        let op = "import_rows";
+        let mut client = self.client(op).await?;
+        let tx = client.transaction().await.map_err(pg(op))?;
+        let referenced: Vec<&str> = triples
+            .iter()
+            .flat_map(|t| [t.subject.as_str(), t.object.as_str()])
+            .collect();
+        let stored: std::collections::HashSet<String> = tx
+            .query(
+                &self.sql("SELECT id FROM {s}.entities WHERE id = ANY($1)"),
+                &[&referenced],
+            )
+            .await
+            .map_err(pg(op))?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        validate_batch(entities, triples, |id| stored.contains(id))?;
+        let mut imported = RowsImported::default();
+        let insert = tx
+            .prepare(&self.sql(
+                "INSERT INTO {s}.entities (id, name, type, properties, created_at) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+            ))
+            .await
+            .map_err(pg(op))?;
+        for e in entities {
+            imported.entities += tx
+                .execute(
+                    &insert,
+                    &[&e.id, &e.name, &e.entity_type, &e.properties, &e.created_at],
+                )
+                .await
+                .map_err(pg(op))?;
+        }
+        // ON CONFLICT without a target also skips a second open copy of one fact (the
+        // unique index on open facts), which a SQLite graph may hold.
+        let insert = tx
+            .prepare(&self.sql(
+                "INSERT INTO {s}.triples (id, subject, predicate, object, valid_from, valid_to, \
+                 confidence, source_closet, source_file, source_drawer_id, adapter_name, \
+                 extracted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+                 ON CONFLICT DO NOTHING",
+            ))
+            .await
+            .map_err(pg(op))?;
+        for t in triples {
+            imported.triples += tx
+                .execute(
+                    &insert,
+                    &[
+                        &t.id,
+                        &t.subject,
+                        &t.predicate,
+                        &t.object,
+                        &t.valid_from,
+                        &t.valid_to,
+                        &t.confidence,
+                        &t.source_closet,
+                        &t.source_file,
+                        &t.source_drawer_id,
+                        &t.adapter_name,
+                        &t.extracted_at,
+                    ],
+                )
+                .await
+                .map_err(pg(op))?;
+        }
+        tx.commit().await.map_err(pg(op))?;
+        Ok(imported)
     }
 
     async fn query_relationship(&self, predicate: &str, as_of: Option<&str>) -> Result<Vec<Fact>> {

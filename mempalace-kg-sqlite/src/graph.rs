@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use mempalace_core::kg_rows::{EntityRow, RowsImported, TripleRow};
 use mempalace_core::knowledge_graph::{
     ValidatedSupersede, entity_id, invalidation, predicate_id, triple_id,
 };
@@ -475,6 +476,36 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
         let op = "entity_candidates";
         self.read(op, Vec::new(), move |conn| {
             entity_candidates(conn, &name, &id).map_err(sql(op))
+        })
+        .await
+    }
+
+    async fn entity_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<EntityRow>> {
+        let after = after_id.map(str::to_string);
+        let op = "entity_rows";
+        self.read(op, Vec::new(), move |conn| {
+            crate::rows::entity_rows(conn, after.as_deref(), limit).map_err(sql(op))
+        })
+        .await
+    }
+
+    async fn triple_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<TripleRow>> {
+        let after = after_id.map(str::to_string);
+        let op = "triple_rows";
+        self.read(op, Vec::new(), move |conn| {
+            crate::rows::triple_rows(conn, after.as_deref(), limit).map_err(sql(op))
+        })
+        .await
+    }
+
+    async fn import_rows(
+        &self,
+        entities: &[EntityRow],
+        triples: &[TripleRow],
+    ) -> Result<RowsImported> {
+        let (entities, triples) = (entities.to_vec(), triples.to_vec());
+        self.write("import_rows", move |conn| {
+            crate::rows::import_rows(conn, &entities, &triples)
         })
         .await
     }

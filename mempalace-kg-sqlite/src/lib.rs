@@ -10,6 +10,7 @@
 
 mod facts;
 mod graph;
+mod rows;
 mod schema;
 
 pub use graph::SqliteKnowledgeGraph;

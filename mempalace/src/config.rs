@@ -67,7 +67,20 @@ pub struct PalaceConfig {
     /// password, is never recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kg_schema: Option<String>,
+    /// The on-disk format the palace was made in ([`PALACE_FORMAT_VERSION`] for a new one;
+    /// absent in palaces made before it was recorded, format 1). Older formats are brought
+    /// up to date as they are written; a newer one is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format_version: Option<u32>,
 }
+
+/// The palace format this release writes, and the newest it opens.
+///
+/// | format | what changed |
+/// | --- | --- |
+/// | 1 | (not recorded) drawers, dated drawers of conversations |
+/// | 2 | drawers carry the names they mention (`entities`); a LanceDB table of format 1 gains the column on its first write |
+pub const PALACE_FORMAT_VERSION: u32 = 2;
 
 /// A palace id derived from the host and the palace folder's absolute path (16 hex digits):
 /// stable for one palace, different for two palaces on one host or on two hosts.
@@ -115,7 +128,13 @@ impl PalaceConfig {
             palace_id: None,
             knowledge_graph: KgBackend::Sqlite,
             kg_schema: None,
+            format_version: Some(PALACE_FORMAT_VERSION),
         }
+    }
+
+    /// The palace's format (1 when not recorded).
+    pub fn format(&self) -> u32 {
+        self.format_version.unwrap_or(1)
     }
 
     /// Reads `<palace>/palace.json`, or `None` when absent (a link or a non-regular file is an
@@ -137,9 +156,15 @@ impl PalaceConfig {
             reason,
         };
         let text = String::from_utf8(bytes).map_err(|_| invalid("not UTF-8 text".into()))?;
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| invalid(format!("not a palace record: {e}")))
+        let config: Self = serde_json::from_str(&text)
+            .map_err(|e| invalid(format!("not a palace record: {e}")))?;
+        if config.format() > PALACE_FORMAT_VERSION {
+            return Err(invalid(format!(
+                "made in palace format {} by a newer MemPalace; this release opens formats up to {PALACE_FORMAT_VERSION}: upgrade it",
+                config.format()
+            )));
+        }
+        Ok(Some(config))
     }
 
     /// Writes `<palace>/palace.json` atomically (temp file + rename).
@@ -208,5 +233,35 @@ impl mempalace_core::creation_record::CreationRecord for PalaceJsonRecord {
             return Ok(());
         }
         self.config.save(&self.palace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, text: &str) {
+        std::fs::write(PalaceLayout::new(dir).config(), text).unwrap();
+    }
+
+    #[test]
+    fn a_record_without_a_format_is_format_1_and_a_newer_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = PalaceConfig::new(BackendKind::Lancedb, "all-MiniLM-L6-v2", 384);
+        assert_eq!(record.format(), PALACE_FORMAT_VERSION);
+        let mut old = serde_json::to_value(&record).unwrap();
+        old.as_object_mut().unwrap().remove("format_version");
+        write(dir.path(), &old.to_string());
+        let loaded = PalaceConfig::load(dir.path()).unwrap().unwrap();
+        assert_eq!(loaded.format(), 1);
+        let mut newer = old.clone();
+        newer["format_version"] = serde_json::json!(PALACE_FORMAT_VERSION + 1);
+        write(dir.path(), &newer.to_string());
+        let err = PalaceConfig::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("newer MemPalace"), "{err}");
+        assert!(
+            err.contains(&format!("up to {PALACE_FORMAT_VERSION}")),
+            "{err}"
+        );
     }
 }

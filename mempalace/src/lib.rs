@@ -83,7 +83,7 @@ pub mod error;
 pub mod open;
 pub mod settings;
 
-pub use config::{BackendKind, KgBackend, PalaceConfig};
+pub use config::{BackendKind, KgBackend, PALACE_FORMAT_VERSION, PalaceConfig};
 pub use error::OpenError;
 pub use open::{PalaceBuilder, open};
 

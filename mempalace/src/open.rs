@@ -14,7 +14,8 @@ use mempalace_core::{Embedder, Fusion, KnowledgeGraph, Palace, VectorStore};
 use mempalace_links_json::JsonFileLinks;
 
 use crate::config::{
-    BackendKind, KgBackend, PalaceConfig, PalaceJsonRecord, collection_for, palace_id_for,
+    BackendKind, KgBackend, PALACE_FORMAT_VERSION, PalaceConfig, PalaceJsonRecord, collection_for,
+    palace_id_for,
 };
 use crate::error::OpenError;
 use crate::settings::{dedup_settle_from_env, fusion_from_env};
@@ -216,6 +217,9 @@ impl PalaceBuilder {
             .clone()
             .unwrap_or_else(|| palace_id_for(path));
         config.palace_id = Some(palace_id.clone());
+        // An older format is brought up to date as it opens (`PalaceConfig::load` refused a
+        // newer one): every change so far is read as it is and completed on the first write.
+        config.format_version = Some(PALACE_FORMAT_VERSION);
         match (recorded.map(|r| r.knowledge_graph), &self.kg_postgres_url) {
             (None, Some(_)) => {
                 config.knowledge_graph = KgBackend::Postgres;
@@ -309,9 +313,11 @@ async fn open_with(
     // A palace that exists gets its palace.json (palaces created by a first MCP write before
     // records were written at creation have none, older ones no id), and so does a folder
     // whose graph is in PostgreSQL (so every later open finds it there; a folder that does
-    // not exist, a typo, is not created by a read); best effort, so a read-only palace still
-    // opens.
-    let needs_record = recorded.as_ref().is_none_or(|r| r.palace_id.is_none());
+    // not exist, a typo, is not created by a read), and a palace of an older format its
+    // upgraded record; best effort, so a read-only palace still opens.
+    let needs_record = recorded
+        .as_ref()
+        .is_none_or(|r| r.palace_id.is_none() || r.format() < PALACE_FORMAT_VERSION);
     if needs_record
         && ((config.knowledge_graph == KgBackend::Postgres && path.is_dir())
             || store.exists().await?)
