@@ -24,6 +24,7 @@ use mempalace::ingest::{MineMode, MineOutcome, MineRequest};
 use mempalace::{BackendKind, PalaceBuilder, mcp};
 use mempalace_cli::coordination_commands::{self, ArtifactCommand, LogstreamCommand, TaskCommand};
 use mempalace_cli::palace_links_commands::{self, TunnelsCommand};
+use mempalace_cli::palace_transfer_commands;
 use mempalace_cli::progress_bars::TerminalProgress;
 use mempalace_cli::render;
 use mempalace_cli::wing_commands::{self, RoomsCommand, WingsCommand};
@@ -380,6 +381,29 @@ enum Command {
     /// not cover yet, the knowledge graph's size, and what needs a look (MemPalace 3.11's
     /// `repair-status`).
     RepairStatus {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the whole palace as MemPalace's export format (JSON Lines, versioned): drawers
+    /// with their vectors, closets, the knowledge graph with its intervals, tunnels, hallways
+    /// and the coordination log. Any backend and any later release imports it.
+    Export {
+        /// The file to write (replaced when complete), or `-` for stdout.
+        file: PathBuf,
+        /// Leave the vectors out (a third of the size; the import embeds the drawers).
+        #[arg(long)]
+        no_vectors: bool,
+        /// Print the counts as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read an export into this palace (created when missing). Records already here (same
+    /// id) are left as they are: importing twice adds nothing, and re-running an interrupted
+    /// import completes it.
+    Import {
+        /// The export file, or `-` for stdin.
+        file: PathBuf,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -1227,6 +1251,14 @@ async fn run(cli: Cli) -> Result<()> {
         }
         Command::Wings(cmd) => exit_unless_done(wing_commands::wings(&palace, cmd).await?),
         Command::Rooms(cmd) => exit_unless_done(wing_commands::rooms(&palace, cmd).await?),
+        Command::Export {
+            file,
+            no_vectors,
+            json,
+        } => palace_transfer_commands::export(&palace, &file, no_vectors, json).await?,
+        Command::Import { file, json } => {
+            palace_transfer_commands::import(&palace, &file, json).await?
+        }
         Command::RepairStatus { json } => {
             let report = palace.repair_status().await?;
             if json {
