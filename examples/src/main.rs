@@ -408,6 +408,23 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check the palace, reading only: the store and its indexes answer, every drawer has a
+    /// usable vector, the vectors are this embedder's, chunked drawers are whole, the
+    /// knowledge graph passes its integrity check, closets point at stored drawers. Exits 1
+    /// when a problem is found.
+    Verify {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rebuild what can be rebuilt from the palace's own data (the store's indexes, closets of
+    /// gone drawers), say what could not be and how to mend it, and verify again. Exits 1
+    /// when problems remain. (MemPalace 3.11's `repair` rebuilds ChromaDB's index.)
+    Repair {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Bring a MemPalace 3.11 (Python, ChromaDB) palace into this one (--palace): drawers
     /// keep their ids and metadata and are embedded again; the knowledge graph is copied.
     /// Re-running finishes an interrupted migration without duplicates.
@@ -833,6 +850,7 @@ impl ReadCommand {
             | Command::Compress { json, .. }
             | Command::Sync { json, .. }
             | Command::RepairStatus { json }
+            | Command::Verify { json }
             | Command::Hallways { json, .. }
             | Command::Kg(KgCommand::Query { json, .. })
             | Command::Kg(KgCommand::Timeline { json, .. }) => *json,
@@ -1258,6 +1276,28 @@ async fn run(cli: Cli) -> Result<()> {
         } => palace_transfer_commands::export(&palace, &file, no_vectors, json).await?,
         Command::Import { file, json } => {
             palace_transfer_commands::import(&palace, &file, json).await?
+        }
+        Command::Verify { json } => {
+            let report = palace.verify().await?;
+            if json {
+                print_json(&report)?;
+            } else {
+                print!("{}", render::verify_report(&report));
+            }
+            if !report.sound {
+                std::process::exit(1);
+            }
+        }
+        Command::Repair { json } => {
+            let report = palace.repair().await?;
+            if json {
+                print_json(&report)?;
+            } else {
+                print!("{}", render::repair_report(&report));
+            }
+            if !report.after.sound {
+                std::process::exit(1);
+            }
         }
         Command::RepairStatus { json } => {
             let report = palace.repair_status().await?;

@@ -650,3 +650,71 @@ mod tests {
         assert_eq!(terminal_safe("a\nb"), "a\\x0ab");
     }
 }
+
+/// `verify`'s report: each check and what it found.
+pub fn verify_report(r: &mempalace::core::palace_verify::VerifyReport) -> String {
+    let mut out = format!(
+        "Palace: {}\nDrawers read: {}\n",
+        terminal_safe(&r.palace_path.display().to_string()),
+        r.drawers
+    );
+    for check in &r.checks {
+        let verdict = if check.problems.is_empty() {
+            "ok"
+        } else {
+            "PROBLEM"
+        };
+        let _ = writeln!(out, "  {:<16} {verdict}", check.name);
+        for p in &check.problems {
+            let _ = writeln!(out, "    problem: {}", terminal_safe(p));
+        }
+        for n in &check.notes {
+            let _ = writeln!(out, "    note:    {}", terminal_safe(n));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "{}",
+        if r.sound {
+            "The palace is sound."
+        } else {
+            "Problems found: `mempalace repair` rebuilds what can be rebuilt."
+        }
+    );
+    out
+}
+
+/// `repair`'s report: what was found, rebuilt, left, and the check after.
+pub fn repair_report(r: &mempalace::core::palace_verify::RepairReport) -> String {
+    let mut out = String::from("Before:\n");
+    for p in r.before.problems() {
+        let _ = writeln!(out, "  problem: {}", terminal_safe(&p));
+    }
+    if r.before.sound {
+        let _ = writeln!(out, "  sound");
+    }
+    let _ = writeln!(out, "Repaired:");
+    for line in &r.repaired {
+        let _ = writeln!(out, "  {}", terminal_safe(line));
+    }
+    if !r.not_repaired.is_empty() {
+        let _ = writeln!(out, "Could not repair:");
+        for line in &r.not_repaired {
+            let _ = writeln!(out, "  {}", terminal_safe(line));
+        }
+    }
+    let _ = writeln!(out, "After:");
+    for p in r.after.problems() {
+        let _ = writeln!(out, "  problem: {}", terminal_safe(&p));
+    }
+    let _ = writeln!(
+        out,
+        "{}",
+        if r.after.sound {
+            "The palace is sound."
+        } else {
+            "Problems remain (above)."
+        }
+    );
+    out
+}

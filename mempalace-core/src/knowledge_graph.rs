@@ -476,6 +476,10 @@ pub trait KnowledgeGraph: Send + Sync {
 
     /// Entity rows as stored, by id (byte order), those after `after_id` only, at most `limit`
     /// (export: a whole graph a page at a time). Empty when the graph does not exist.
+    /// What is wrong with the stored graph (`verify`): the engine's own integrity check, and
+    /// facts naming entities that are not stored. Empty when sound or not created yet.
+    async fn integrity_problems(&self) -> Result<Vec<String>>;
+
     async fn entity_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<EntityRow>>;
 
     /// Triple rows as stored, by id (byte order), those after `after_id` only, at most `limit`.

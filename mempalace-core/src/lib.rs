@@ -42,6 +42,7 @@ pub mod palace;
 pub mod palace_audit;
 pub mod palace_export;
 pub mod palace_links;
+pub mod palace_verify;
 pub mod protocol;
 pub(crate) mod python_json;
 pub mod python_repr;

@@ -52,6 +52,7 @@ mod mining_support;
 mod reconnect;
 mod room_reclassify;
 mod source_cleanup;
+mod verify_ops;
 mod wake_up_ops;
 mod wing_names;
 

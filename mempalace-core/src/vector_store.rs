@@ -294,6 +294,13 @@ pub trait VectorStore: Send + Sync {
         Ok(())
     }
 
+    /// Builds the store's indexes again from its rows (`repair`), so an index whose files
+    /// were lost or damaged answers again. Where the server keeps its own indexes, as
+    /// [`VectorStore::settle`].
+    async fn rebuild_indexes(&self) -> Result<()> {
+        self.settle().await
+    }
+
     /// Rows, indexes and what they do not cover yet, read without changing anything
     /// (`repair-status`). The default counts rows and names no index.
     async fn health(&self) -> Result<crate::store_health::StoreHealth> {

@@ -686,6 +686,33 @@ impl KnowledgeGraph for PostgresKnowledgeGraph {
         self.candidates(&client, name, &entity_id(name), op).await
     }
 
+    async fn integrity_problems(&self) -> Result<Vec<String>> {
+        let op = "integrity_problems";
+        if !self.tables_exist(op).await? {
+            return Ok(Vec::new());
+        }
+        let client = self.client(op).await?;
+        let dangling: i64 = client
+            .query_one(
+                &self.sql(
+                    "SELECT COUNT(*) FROM {s}.triples t WHERE NOT EXISTS \
+                     (SELECT 1 FROM {s}.entities e WHERE e.id = t.subject) OR NOT EXISTS \
+                     (SELECT 1 FROM {s}.entities e WHERE e.id = t.object)",
+                ),
+                &[],
+            )
+            .await
+            .map_err(pg(op))?
+            .get(0);
+        Ok(if dangling > 0 {
+            vec![format!(
+                "{dangling} fact(s) name an entity that is not stored"
+            )]
+        } else {
+            Vec::new()
+        })
+    }
+
     async fn entity_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<EntityRow>> {
         let op = "entity_rows";
         if !self.tables_exist(op).await? {

@@ -480,6 +480,14 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
         .await
     }
 
+    async fn integrity_problems(&self) -> Result<Vec<String>> {
+        let op = "integrity_problems";
+        self.read(op, Vec::new(), move |conn| {
+            crate::rows::integrity_problems(conn).map_err(sql(op))
+        })
+        .await
+    }
+
     async fn entity_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<EntityRow>> {
         let after = after_id.map(str::to_string);
         let op = "entity_rows";

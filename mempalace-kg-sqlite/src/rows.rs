@@ -136,3 +136,28 @@ pub fn import_rows(
     tx.commit().map_err(err)?;
     Ok(imported)
 }
+
+/// SQLite's `PRAGMA integrity_check` findings (other than "ok"), and facts naming entities
+/// that are not stored.
+pub fn integrity_problems(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut problems: Vec<String> = conn
+        .prepare("PRAGMA integrity_check")?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?
+        .into_iter()
+        .filter(|line| line != "ok")
+        .map(|line| format!("SQLite integrity check: {line}"))
+        .collect();
+    let dangling: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM triples t WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = t.subject) \
+         OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = t.object)",
+        [],
+        |r| r.get(0),
+    )?;
+    if dangling > 0 {
+        problems.push(format!(
+            "{dangling} fact(s) name an entity that is not stored"
+        ));
+    }
+    Ok(problems)
+}

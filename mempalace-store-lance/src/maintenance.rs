@@ -361,6 +361,24 @@ pub(crate) async fn optimize(
     retrying_conflicts(|| optimize_once(shared, table, merge)).await
 }
 
+/// Drops every index of the table and builds them again from its rows: the full-text index,
+/// and the vector and scalar indexes once the table has reached the threshold (`repair`: an
+/// index whose files were deleted or damaged answers again).
+pub(crate) async fn rebuild_indexes(shared: &Shared, table: &Table) -> Result<MaintenanceReport> {
+    for index in table
+        .list_indices()
+        .await
+        .map_err(lance_err("list_indices"))?
+    {
+        table
+            .drop_index(&index.name)
+            .await
+            .map_err(lance_err("drop_index"))?;
+    }
+    create_text_index(table).await?;
+    optimize(shared, table, IndexMerge::Whole).await
+}
+
 /// Merges the small fragments that writes have added since the indexes were last updated,
 /// without updating the indexes. Each write adds a fragment (one row for one `add_drawer`),
 /// and every query opens each of them on its own: twenty one-row fragments made a search at

@@ -874,4 +874,13 @@ impl VectorStore for LanceStore {
     async fn settle(&self) -> Result<()> {
         self.maintain().await.map(|_| ())
     }
+
+    async fn rebuild_indexes(&self) -> Result<()> {
+        let _guard = self.shared.maintenance.lock().await;
+        if let Some(table) = self.existing_table().await? {
+            maintenance::rebuild_indexes(&self.shared, table).await?;
+            self.shared.text_index.store(true, Ordering::Release);
+        }
+        Ok(())
+    }
 }
