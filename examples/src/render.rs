@@ -600,57 +600,6 @@ pub fn repair_status(r: &mempalace::core::store_health::RepairStatus) -> String 
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use mempalace::core::reports::{SearchFilters, SearchHit};
-
-    #[test]
-    fn control_characters_never_reach_the_terminal() {
-        let hostile = "ok\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\r\tend";
-        let r = SearchResponse {
-            query: "q".into(),
-            mode: "hybrid".into(),
-            filters: SearchFilters {
-                wing: Some("w\u{1b}[2J".into()),
-                ..SearchFilters::default()
-            },
-            results: vec![SearchHit {
-                drawer_id: "d".into(),
-                text: format!("{hostile}\nsecond line"),
-                wing: "w".into(),
-                room: "r".into(),
-                source_file: "evil\u{1b}[2J.md".into(),
-                source_path: String::new(),
-                chunk_index: 0,
-                filed_at: String::new(),
-                authored_at: None,
-                conversation: None,
-                similarity: 0.5,
-                distance: 0.5,
-                bm25_score: 0.0,
-                score: 0.3,
-                matched_via: "vector".into(),
-                closet_boost: 0.0,
-                closet_preview: None,
-                also_in: Vec::new(),
-            }],
-        };
-        let shown = search(&r);
-        assert!(
-            !shown
-                .chars()
-                .any(|c| c.is_control() && c != '\n' && c != '\t'),
-            "{shown:?}"
-        );
-        assert!(shown.contains("\\x1b]0;pwned\\x07"), "{shown}");
-        assert!(shown.contains("evil\\x1b[2J.md"), "{shown}");
-        assert!(shown.contains("\\x9b31m\\x0d\tend"), "{shown}");
-        assert_eq!(terminal_safe("plain"), Cow::Borrowed("plain"));
-        assert_eq!(terminal_safe("a\nb"), "a\\x0ab");
-    }
-}
-
 /// `verify`'s report: each check and what it found.
 pub fn verify_report(r: &mempalace::core::palace_verify::VerifyReport) -> String {
     let mut out = format!(
@@ -717,4 +666,55 @@ pub fn repair_report(r: &mempalace::core::palace_verify::RepairReport) -> String
         }
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mempalace::core::reports::{SearchFilters, SearchHit};
+
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        let hostile = "ok\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\r\tend";
+        let r = SearchResponse {
+            query: "q".into(),
+            mode: "hybrid".into(),
+            filters: SearchFilters {
+                wing: Some("w\u{1b}[2J".into()),
+                ..SearchFilters::default()
+            },
+            results: vec![SearchHit {
+                drawer_id: "d".into(),
+                text: format!("{hostile}\nsecond line"),
+                wing: "w".into(),
+                room: "r".into(),
+                source_file: "evil\u{1b}[2J.md".into(),
+                source_path: String::new(),
+                chunk_index: 0,
+                filed_at: String::new(),
+                authored_at: None,
+                conversation: None,
+                similarity: 0.5,
+                distance: 0.5,
+                bm25_score: 0.0,
+                score: 0.3,
+                matched_via: "vector".into(),
+                closet_boost: 0.0,
+                closet_preview: None,
+                also_in: Vec::new(),
+            }],
+        };
+        let shown = search(&r);
+        assert!(
+            !shown
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{shown:?}"
+        );
+        assert!(shown.contains("\\x1b]0;pwned\\x07"), "{shown}");
+        assert!(shown.contains("evil\\x1b[2J.md"), "{shown}");
+        assert!(shown.contains("\\x9b31m\\x0d\tend"), "{shown}");
+        assert_eq!(terminal_safe("plain"), Cow::Borrowed("plain"));
+        assert_eq!(terminal_safe("a\nb"), "a\\x0ab");
+    }
 }
