@@ -391,7 +391,7 @@ enum Command {
     Export {
         /// The file to write (replaced when complete), or `-` for stdout.
         file: PathBuf,
-        /// Leave the vectors out (a third of the size; the import embeds the drawers).
+        /// Leave the vectors out (several times smaller; the import embeds the drawers).
         #[arg(long)]
         no_vectors: bool,
         /// Print the counts as JSON.

@@ -28,8 +28,9 @@ fn counts_lines(counts: &ExportCounts) -> String {
     )
 }
 
-/// `mempalace export FILE [--no-vectors]`: writes FILE (through a temporary file beside it,
-/// renamed when complete, so FILE is never left half written) or stdout for `-`.
+/// `mempalace export FILE [--no-vectors]`: writes FILE, readable by its owner only, through a
+/// temporary file beside it renamed when complete (FILE is never left half written); stdout
+/// for `-`.
 pub async fn export(palace: &Palace, file: &Path, no_vectors: bool, json: bool) -> Result<()> {
     let options = ExportOptions {
         vectors: !no_vectors,

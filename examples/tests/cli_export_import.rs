@@ -163,3 +163,36 @@ fn a_mined_palace_exports_imports_and_exports_the_same() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("without its end line"), "{err}");
 }
+
+#[test]
+fn verify_finds_a_deleted_index_and_repair_rebuilds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let palace = dir.path().join("palace");
+    let project = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-project");
+    ok(
+        &home,
+        &palace,
+        &["mine", project.to_str().unwrap(), "--quiet"],
+    );
+    let sound = ok(&home, &palace, &["verify"]);
+    assert!(sound.contains("The palace is sound."), "{sound}");
+    let report: Value = serde_json::from_str(&ok(&home, &palace, &["verify", "--json"])).unwrap();
+    assert_eq!(report["sound"], true, "{report}");
+
+    let indexes = palace.join("lance/mempalace_drawers.lance/_indices");
+    std::fs::remove_dir_all(&indexes).unwrap();
+    let out = run(&home, &palace, &["verify"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("indexes          PROBLEM"), "{text}");
+
+    let repaired = ok(&home, &palace, &["repair"]);
+    assert!(
+        repaired.contains("rebuilt the lancedb indexes"),
+        "{repaired}"
+    );
+    assert!(repaired.ends_with("The palace is sound.\n"), "{repaired}");
+    ok(&home, &palace, &["verify"]);
+}

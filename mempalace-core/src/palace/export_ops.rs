@@ -333,6 +333,8 @@ impl Palace {
                             end.counts, import.report.read
                         )));
                     }
+                    // Bulk filing: the store's deferred upkeep (an index now due) as after a mine.
+                    self.settle().await?;
                     return Ok(import.report);
                 }
             }
