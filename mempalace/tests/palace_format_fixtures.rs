@@ -3,14 +3,18 @@
 //! that wrote format N) opens, answers, exports what it held, takes new writes, and has its
 //! `palace.json` brought to this release's format. A palace of a newer format is refused.
 
+mod support;
+
 use std::path::{Path, PathBuf};
+
+use support::{copy_dir, fixtures_dir};
 
 use mempalace::core::palace_export::{ExportCounts, ExportOptions};
 use mempalace::core::{Direction, NewDrawer};
 use mempalace::{PALACE_FORMAT_VERSION, PalaceBuilder, PalaceConfig};
 
 fn fixtures() -> Vec<(u32, PathBuf)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let dir = fixtures_dir();
     let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| {
@@ -22,19 +26,6 @@ fn fixtures() -> Vec<(u32, PathBuf)> {
         .collect();
     found.sort();
     found
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 async fn check_opens_and_answers(format: u32, fixture: &Path, palace_dir: &Path) {

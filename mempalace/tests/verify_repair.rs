@@ -3,31 +3,20 @@
 //! missing entities, closets of gone drawers and vectors of another embedder are found, the
 //! closets dropped, and what cannot be rebuilt is said.
 
+mod support;
+
 use std::path::{Path, PathBuf};
+
 use std::sync::Arc;
+use support::{copy_dir, fixtures_dir};
 
 use mempalace::core::closets::Closet;
 use mempalace::{PALACE_FORMAT_VERSION, PalaceBuilder};
 use mempalace_conformance::hashing_embedder::HashingEmbedder;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// A copy of the fixture palace of this release's format.
 fn fixture_copy(dir: &Path) -> PathBuf {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
-        "tests/fixtures/palace_format_{PALACE_FORMAT_VERSION}"
-    ));
+    let fixture = fixtures_dir().join(format!("palace_format_{PALACE_FORMAT_VERSION}"));
     let palace = dir.join("palace");
     copy_dir(&fixture, &palace);
     palace

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::Value;
 
 use super::Palace;
+use super::source_cleanup::DrawerPages;
 use crate::drawer::Drawer;
 use crate::error::{PalaceError, Result};
 use crate::filter::DrawerFilter;
@@ -16,7 +17,6 @@ use crate::palace_export::{
     EXPORT_FORMAT, EXPORT_VERSION, ExportCounts, ExportEnd, ExportHeader, ExportOptions,
     ExportRecord, ExportedDrawer, ExportedLink, ImportReport, MAX_EXPORT_LINE_BYTES,
 };
-use crate::vector_store::Page;
 
 /// Rows read (and written back) per page.
 const EXPORT_PAGE: usize = 500;
@@ -108,20 +108,8 @@ impl Palace {
         options: &ExportOptions,
         counts: &mut ExportCounts,
     ) -> Result<()> {
-        let mut offset = 0;
-        loop {
-            let page = self
-                .store
-                .list(
-                    &DrawerFilter::all(),
-                    Page {
-                        offset,
-                        limit: EXPORT_PAGE,
-                    },
-                )
-                .await?;
-            let done = page.len() < EXPORT_PAGE;
-            offset += page.len();
+        let mut pages = DrawerPages::new(DrawerFilter::all(), EXPORT_PAGE);
+        while let Some(page) = pages.next(self).await? {
             let mut vectors = if options.vectors {
                 let ids: Vec<String> = page.iter().map(|d| d.id.clone()).collect();
                 self.store
@@ -144,10 +132,8 @@ impl Palace {
                 let record = ExportRecord::Drawer(ExportedDrawer { drawer, vector });
                 write_record(out, &record, counts)?;
             }
-            if done {
-                return Ok(());
-            }
         }
+        Ok(())
     }
 
     /// The graph's entities, then its triples.

@@ -94,6 +94,47 @@ pub struct SyncReport {
     pub deleted: u64,
 }
 
+/// The drawers matching a filter, read a page at a time in id order (for passes that do
+/// async work per page, such as reading the page's vectors).
+pub(super) struct DrawerPages {
+    filter: DrawerFilter,
+    size: usize,
+    offset: usize,
+    done: bool,
+}
+
+impl DrawerPages {
+    /// Pages of `size` drawers matching `filter`.
+    pub(super) fn new(filter: DrawerFilter, size: usize) -> Self {
+        DrawerPages {
+            filter,
+            size,
+            offset: 0,
+            done: false,
+        }
+    }
+
+    /// The next page of `palace`'s drawers (`None` after the last).
+    pub(super) async fn next(&mut self, palace: &Palace) -> Result<Option<Vec<Drawer>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let page = palace
+            .store
+            .list(
+                &self.filter,
+                Page {
+                    offset: self.offset,
+                    limit: self.size,
+                },
+            )
+            .await?;
+        self.done = page.len() < self.size;
+        self.offset += page.len();
+        Ok(if page.is_empty() { None } else { Some(page) })
+    }
+}
+
 impl Palace {
     /// Every drawer matching `filter`, read a page at a time.
     pub(super) async fn scan(
@@ -115,29 +156,15 @@ impl Palace {
         filter: &DrawerFilter,
         mut visit: impl FnMut(Drawer) -> ControlFlow<()>,
     ) -> Result<()> {
-        let mut offset = 0;
-        loop {
-            let page = self
-                .store
-                .list(
-                    filter,
-                    Page {
-                        offset,
-                        limit: SCAN_PAGE,
-                    },
-                )
-                .await?;
-            let done = page.len() < SCAN_PAGE;
-            offset += page.len();
+        let mut pages = DrawerPages::new(filter.clone(), SCAN_PAGE);
+        while let Some(page) = pages.next(self).await? {
             for d in page {
                 if visit(d).is_break() {
                     return Ok(());
                 }
             }
-            if done {
-                return Ok(());
-            }
         }
+        Ok(())
     }
 
     /// Deletes every drawer filed from `source_file` (an exact match on the stored path), or

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use super::Palace;
+use super::source_cleanup::DrawerPages;
 use crate::drawer::Drawer;
 use crate::drawer_chunks::parent_of;
 use crate::error::Result;
@@ -14,7 +15,6 @@ use crate::palace_verify::{
 };
 use crate::similarity::cosine_distance;
 use crate::store_health::store_findings;
-use crate::vector_store::Page;
 
 /// Drawers read per page while verifying.
 const VERIFY_PAGE: usize = 500;
@@ -181,20 +181,8 @@ impl Palace {
     async fn scan_drawers(&self) -> Result<DrawerScan> {
         let dimension = self.store.dimension();
         let mut scan = DrawerScan::default();
-        let mut offset = 0;
-        loop {
-            let page = self
-                .store
-                .list(
-                    &DrawerFilter::all(),
-                    Page {
-                        offset,
-                        limit: VERIFY_PAGE,
-                    },
-                )
-                .await?;
-            let done = page.len() < VERIFY_PAGE;
-            offset += page.len();
+        let mut pages = DrawerPages::new(DrawerFilter::all(), VERIFY_PAGE);
+        while let Some(page) = pages.next(self).await? {
             let ids: Vec<String> = page.iter().map(|d| d.id.clone()).collect();
             let mut vectors: std::collections::HashMap<String, Vec<f32>> =
                 self.store.vectors(&ids).await?.into_iter().collect();
@@ -223,10 +211,8 @@ impl Palace {
                     scan.sample.push((drawer, vector));
                 }
             }
-            if done {
-                return Ok(scan);
-            }
         }
+        Ok(scan)
     }
 
     /// The vector and full-text indexes answer: a drawer's own vector finds it, and a word
@@ -303,25 +289,10 @@ impl Palace {
     /// The closets whose drawers are all gone, by source file.
     async fn closets_of_gone_drawers(&self) -> Result<Vec<String>> {
         let mut ids = HashSet::new();
-        let mut offset = 0;
-        loop {
-            let page = self
-                .store
-                .list(
-                    &DrawerFilter::all(),
-                    Page {
-                        offset,
-                        limit: VERIFY_PAGE,
-                    },
-                )
-                .await?;
-            let done = page.len() < VERIFY_PAGE;
-            offset += page.len();
-            ids.extend(page.into_iter().map(|d| d.id));
-            if done {
-                break;
-            }
-        }
+        self.scan(&DrawerFilter::all(), |d| {
+            ids.insert(d.id);
+        })
+        .await?;
         Ok(self.gone_closets(&ids).await?.1)
     }
 
