@@ -408,6 +408,17 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Copy the palace into a new folder while it keeps serving: drawers, knowledge graph and
+    /// closets as of one instant, then the coordination log and link files. The folder is a
+    /// palace of its own: `--palace DEST verify`, then put it in place of a lost one. LanceDB
+    /// and SQLite parts only (a Qdrant or PostgreSQL palace is copied with `export`).
+    Backup {
+        /// The new folder (must not exist).
+        dest: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check the palace, reading only: the store and its indexes answer, every drawer has a
     /// usable vector, the vectors are this embedder's, chunked drawers are whole, the
     /// knowledge graph passes its integrity check, closets point at stored drawers. Exits 1
@@ -1276,6 +1287,18 @@ async fn run(cli: Cli) -> Result<()> {
         } => palace_transfer_commands::export(&palace, &file, no_vectors, json).await?,
         Command::Import { file, json } => {
             palace_transfer_commands::import(&palace, &file, json).await?
+        }
+        Command::Backup { dest, json } => {
+            let report = palace.backup(&dest).await?;
+            if json {
+                print_json(&report)?;
+            } else {
+                println!(
+                    "Backed up to {}: {}",
+                    render::terminal_safe(&report.path.display().to_string()),
+                    report.parts.join(", ")
+                );
+            }
         }
         Command::Verify { json } => {
             let report = palace.verify().await?;

@@ -196,3 +196,31 @@ fn verify_finds_a_deleted_index_and_repair_rebuilds_it() {
     assert!(repaired.ends_with("The palace is sound.\n"), "{repaired}");
     ok(&home, &palace, &["verify"]);
 }
+
+#[test]
+fn backup_makes_a_palace_that_verifies_and_refuses_an_existing_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let palace = dir.path().join("palace");
+    let project = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-project");
+    ok(
+        &home,
+        &palace,
+        &["mine", project.to_str().unwrap(), "--quiet"],
+    );
+    ok(&home, &palace, &["kg", "add", "Alice", "works_on", "Orion"]);
+    let dest = dir.path().join("backup");
+    let out = ok(&home, &palace, &["backup", dest.to_str().unwrap()]);
+    assert!(out.contains("drawers, knowledge_graph"), "{out}");
+    ok(&home, &dest, &["verify"]);
+    let query = ["search", "how is the frontend built", "--json"];
+    let hits = |p: &Path| -> Value {
+        let v: Value = serde_json::from_str(&ok(&home, p, &query)).unwrap();
+        v["results"].clone()
+    };
+    assert_eq!(hits(&palace), hits(&dest));
+    let again = run(&home, &palace, &["backup", dest.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exists already"));
+}

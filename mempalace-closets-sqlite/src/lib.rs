@@ -285,6 +285,15 @@ impl ClosetIndex for SqliteClosets {
         .await
     }
 
+    async fn snapshot_into(&self, palace_dir: &Path) -> Result<bool> {
+        let target = palace_dir.join(mempalace_core::PalaceLayout::CLOSETS);
+        self.run("snapshot", false, false, move |conn| {
+            conn.execute("VACUUM INTO ?1", [target.to_string_lossy().into_owned()])
+                .map(|_| true)
+        })
+        .await
+    }
+
     async fn closet_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<Closet>> {
         let after = after_id.map(str::to_string);
         self.run("closet_rows", false, Vec::new(), move |conn| {

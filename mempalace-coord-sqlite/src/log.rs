@@ -480,6 +480,26 @@ impl CoordinationLog for SqliteCoordinationLog {
         .await
     }
 
+    async fn snapshot_into(&self, palace_dir: &Path) -> Result<bool> {
+        let path = self.inner.path.clone();
+        let target = palace_dir.join(mempalace_core::PalaceLayout::COORDINATION_LOG);
+        let replica = path
+            .parent()
+            .map(|dir| dir.join(mempalace_core::PalaceLayout::REPLICA));
+        let replica_target = palace_dir.join(mempalace_core::PalaceLayout::REPLICA);
+        self.read("snapshot", false, move |conn, _| {
+            conn.execute("VACUUM INTO ?1", [target.to_string_lossy().into_owned()])
+                .map_err(sql(&path, "snapshot"))?;
+            // The replica id stays the palace's: a restored backup is the same replica.
+            if let Some(replica) = replica.filter(|r| r.is_file()) {
+                std::fs::copy(&replica, &replica_target)
+                    .map_err(|e| PalaceError::io(replica_target.clone(), e))?;
+            }
+            Ok(true)
+        })
+        .await
+    }
+
     async fn import_artifact(&self, artifact: &Artifact) -> Result<bool> {
         validate_exported_artifact(artifact)?;
         let path = self.inner.path.clone();

@@ -133,6 +133,14 @@ pub trait ClosetIndex: Send + Sync {
     /// Closets by id (byte order), those after `after_id` only, at most `limit` (export).
     async fn closet_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<Closet>>;
 
+    /// Writes a consistent copy of the closets into the palace folder `palace_dir`
+    /// (`backup`); `false` when there are none stored. The default refuses
+    /// ([`crate::PalaceError::no_snapshot`]).
+    async fn snapshot_into(&self, palace_dir: &std::path::Path) -> Result<bool> {
+        let _ = palace_dir;
+        Err(crate::PalaceError::no_snapshot(self.backend_name()))
+    }
+
     /// Gives the closets of each move's source file in its `from_wing` (and `from_room`) the
     /// move's wing (and room); returns how many closets moved. The default refuses (when there
     /// is anything to move).

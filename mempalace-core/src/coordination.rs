@@ -604,6 +604,13 @@ pub trait CoordinationLog: Send + Sync {
     async fn import_event(&self, event: &Event) -> Result<bool>;
     /// Stores an exported artifact as it was; `false` when its id is stored already.
     async fn import_artifact(&self, artifact: &Artifact) -> Result<bool>;
+    /// Writes a consistent copy of the log into the palace folder `palace_dir` (`backup`);
+    /// `false` when nothing was ever written. The default refuses
+    /// ([`PalaceError::no_snapshot`]).
+    async fn snapshot_into(&self, palace_dir: &std::path::Path) -> Result<bool> {
+        let _ = palace_dir;
+        Err(PalaceError::no_snapshot("coordination log"))
+    }
 }
 
 /// Checks an exported event before it is stored: the checks a new event passes (routing

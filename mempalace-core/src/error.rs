@@ -102,9 +102,28 @@ pub enum PalaceError {
         #[source]
         source: std::io::Error,
     },
+    /// The backend does not offer this operation; the message says what to use instead.
+    #[error("the {backend} backend cannot {operation}: {instead}")]
+    Unsupported {
+        /// The backend ("qdrant", "postgres", "memory", ...).
+        backend: String,
+        /// What was asked, e.g. "snapshot its data into a folder".
+        operation: &'static str,
+        /// What to do instead.
+        instead: &'static str,
+    },
 }
 
 impl PalaceError {
+    /// A part that cannot be copied into a backup folder: its data is moved with `export`.
+    pub fn no_snapshot(backend: impl Into<String>) -> Self {
+        PalaceError::Unsupported {
+            backend: backend.into(),
+            operation: "snapshot its data into a backup folder",
+            instead: "copy the palace with `mempalace export` (Palace::export) instead, or the server's own backups",
+        }
+    }
+
     /// Shorthand for an [`PalaceError::InvalidInput`].
     pub fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
         PalaceError::InvalidInput {

@@ -476,6 +476,14 @@ pub trait KnowledgeGraph: Send + Sync {
 
     /// Entity rows as stored, by id (byte order), those after `after_id` only, at most `limit`
     /// (export: a whole graph a page at a time). Empty when the graph does not exist.
+    /// Writes a consistent copy of the graph as it is now into the palace folder `palace_dir`
+    /// (`backup`); `false` when it does not exist yet. The default refuses
+    /// ([`PalaceError::no_snapshot`]).
+    async fn snapshot_into(&self, palace_dir: &std::path::Path) -> Result<bool> {
+        let _ = palace_dir;
+        Err(PalaceError::no_snapshot("knowledge graph"))
+    }
+
     /// What is wrong with the stored graph (`verify`): the engine's own integrity check, and
     /// facts naming entities that are not stored. Empty when sound or not created yet.
     async fn integrity_problems(&self) -> Result<Vec<String>>;

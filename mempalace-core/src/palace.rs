@@ -37,6 +37,7 @@ use crate::write_lock::{FileWriteLock, WriteLock};
 
 mod aaak_ops;
 mod audit_ops;
+mod backup_ops;
 mod checkpoint;
 mod conversation_filing;
 mod coordination_ops;
@@ -57,6 +58,7 @@ mod wake_up_ops;
 mod wing_names;
 
 pub use aaak_ops::{CompressReport, CompressedDrawer, ENTITY_CODES_FILE};
+pub use backup_ops::BackupReport;
 pub use checkpoint::{Checkpoint, CheckpointDiary, CheckpointItem, CheckpointReport};
 pub use conversation_filing::ConversationsFiled;
 pub use coordination_ops::{MeshPeers, MeshReplica};

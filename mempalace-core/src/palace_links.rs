@@ -627,6 +627,14 @@ pub trait PalaceLinks: Send + Sync {
     }
     /// Creates a tunnel or re-creates the one with the same (symmetric) endpoints; the stored
     /// record.
+    /// Writes a consistent copy of the tunnel and hallway files into the palace folder
+    /// `palace_dir` (`backup`); `false` when neither exists. The default refuses
+    /// ([`crate::PalaceError::no_snapshot`]).
+    async fn snapshot_into(&self, palace_dir: &std::path::Path) -> Result<bool> {
+        let _ = palace_dir;
+        Err(crate::PalaceError::no_snapshot("tunnels and hallways"))
+    }
+
     async fn upsert_tunnel(&self, tunnel: NewTunnel) -> Result<Tunnel>;
     /// Every readable tunnel, in stored order.
     async fn list_tunnels(&self) -> Result<Vec<Tunnel>>;

@@ -301,6 +301,15 @@ pub trait VectorStore: Send + Sync {
         self.settle().await
     }
 
+    /// Writes a consistent copy of the drawers as they are now into the palace folder
+    /// `palace_dir`, in the store's own layout there (`backup`); `false` when nothing is stored
+    /// yet. The default refuses ([`PalaceError::no_snapshot`]): a server's data is copied with
+    /// export.
+    async fn snapshot_into(&self, palace_dir: &std::path::Path) -> Result<bool> {
+        let _ = palace_dir;
+        Err(PalaceError::no_snapshot(self.backend_name()))
+    }
+
     /// Rows, indexes and what they do not cover yet, read without changing anything
     /// (`repair-status`). The default counts rows and names no index.
     async fn health(&self) -> Result<crate::store_health::StoreHealth> {

@@ -480,6 +480,16 @@ impl KnowledgeGraph for SqliteKnowledgeGraph {
         .await
     }
 
+    async fn snapshot_into(&self, palace_dir: &Path) -> Result<bool> {
+        let target = palace_dir.join(crate::KG_FILE_NAME);
+        let op = "snapshot";
+        self.read(op, false, move |conn| {
+            crate::rows::snapshot(conn, &target).map_err(sql(op))?;
+            Ok(true)
+        })
+        .await
+    }
+
     async fn integrity_problems(&self) -> Result<Vec<String>> {
         let op = "integrity_problems";
         self.read(op, Vec::new(), move |conn| {

@@ -161,3 +161,10 @@ pub fn integrity_problems(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     }
     Ok(problems)
 }
+
+/// A consistent copy of the database, as of one read transaction, into the new file `target`
+/// (SQLite's `VACUUM INTO`: other connections go on writing meanwhile).
+pub fn snapshot(conn: &Connection, target: &std::path::Path) -> rusqlite::Result<()> {
+    let target = target.to_string_lossy().into_owned();
+    conn.execute("VACUUM INTO ?1", [target]).map(|_| ())
+}

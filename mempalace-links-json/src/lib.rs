@@ -233,6 +233,23 @@ impl PalaceLinks for JsonFileLinks {
             .update(move |records| Ok(((), edit(records))))
             .await
     }
+    async fn snapshot_into(&self, palace_dir: &Path) -> Result<bool> {
+        // Each file is replaced whole by rename, so one copy reads one version of it.
+        let mut copied = false;
+        for path in [self.tunnels_path(), self.hallways_path()] {
+            let Some(name) = path.file_name() else {
+                continue;
+            };
+            let target = palace_dir.join(name);
+            match std::fs::copy(path, &target) {
+                Ok(_) => copied = true,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io_error(&target, e)),
+            }
+        }
+        Ok(copied)
+    }
+
     async fn upsert_tunnel(&self, tunnel: NewTunnel) -> Result<Tunnel> {
         self.tunnels
             .update(move |records| {

@@ -875,6 +875,36 @@ impl VectorStore for LanceStore {
         self.maintain().await.map(|_| ())
     }
 
+    async fn snapshot_into(&self, palace_dir: &std::path::Path) -> Result<bool> {
+        let Some(table) = self.existing_table().await? else {
+            return Ok(false);
+        };
+        let Some(wrapper) = table.dataset() else {
+            return Err(PalaceError::no_snapshot(self.backend_name()));
+        };
+        let mut dataset = (*wrapper.get().await.map_err(lance_err("snapshot"))?).clone();
+        // The newest commit on disk, whoever wrote it: the copy is that version, file for
+        // file (data, deletions, indexes), whatever writers commit meanwhile.
+        let version = dataset
+            .latest_version_id()
+            .await
+            .map_err(|e| PalaceError::store("lancedb", "snapshot", e))?;
+        let target = palace_dir
+            .join(mempalace_core::PalaceLayout::LANCE_DIR)
+            .join(format!("{}.lance", self.shared.opts.table));
+        let uri = target.to_str().ok_or_else(|| {
+            PalaceError::invalid(
+                "backup folder",
+                format!("{} is not UTF-8", target.display()),
+            )
+        })?;
+        dataset
+            .deep_clone(uri, version, None)
+            .await
+            .map_err(|e| PalaceError::store("lancedb", "snapshot", e))?;
+        Ok(true)
+    }
+
     async fn rebuild_indexes(&self) -> Result<()> {
         let _guard = self.shared.maintenance.lock().await;
         if let Some(table) = self.existing_table().await? {
