@@ -66,7 +66,7 @@ async fn a_backup_taken_while_writers_run_is_one_instant_and_verifies() {
             let mut i = 0;
             while !stop.load(Ordering::Relaxed) {
                 let outcome = palace
-                    .add_drawer(NewDrawer::new("wing_live", "stream", &content(w, i)))
+                    .add_drawer(NewDrawer::new("wing_live", "stream", content(w, i)))
                     .await
                     .unwrap();
                 if let Some(id) = outcome.drawer_id() {
