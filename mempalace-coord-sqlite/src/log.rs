@@ -130,9 +130,12 @@ fn open(path: &Path) -> std::result::Result<Open, String> {
 
 /// A storage failure of `operation` on the file.
 fn failure(path: &Path, operation: &'static str, err: impl std::fmt::Display) -> PalaceError {
+    let message = format!("coordination log {operation}: {err}");
     PalaceError::Io {
         path: path.to_path_buf(),
-        source: std::io::Error::other(format!("coordination log {operation}: {err}")),
+        source: std::io::Error::other(mempalace_core::disk_space::with_full_disk_note(
+            message, path,
+        )),
     }
 }
 

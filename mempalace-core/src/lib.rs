@@ -22,6 +22,7 @@ pub mod conversations;
 pub mod coordination;
 pub mod coordination_watch;
 pub mod creation_record;
+pub mod disk_space;
 pub mod drawer;
 pub mod drawer_chunks;
 pub mod drawer_id;

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use mempalace_core::disk_space::with_full_disk_note;
 use mempalace_core::kg_rows::{EntityRow, RowsImported, TripleRow};
 use mempalace_core::knowledge_graph::{
     ValidatedSupersede, entity_id, invalidation, predicate_id, triple_id,
@@ -19,7 +20,7 @@ use crate::facts::{
     entity_candidates, entity_exists, entity_facts, relationship_facts, timeline_count,
     timeline_facts,
 };
-use crate::schema::{is_read_only, open_read_only, prepare};
+use crate::schema::{cannot_write_now, is_read_only, open_read_only, prepare};
 
 /// Where the graph lives.
 #[derive(Debug, Clone)]
@@ -163,9 +164,27 @@ fn on_connection<T>(
 ) -> Result<Option<T>> {
     let mut slot = inner.conn.lock().unwrap_or_else(|p| p.into_inner());
     if slot.is_none() {
-        match open_connection(&inner.location, create)
-            .map_err(|e| PalaceError::kg(operation, format!("opening {}: {e}", inner.location)))?
+        let opened = open_connection(&inner.location, create);
+        // A read on a disk that is full right now reads through a read-only connection that
+        // is not kept: the next call opens a writable one again once space is freed.
+        if !create
+            && let (Err(e), Location::File(path)) = (&opened, &inner.location)
+            && cannot_write_now(e)
+            && path.exists()
+            && let Ok(mut conn) = open_read_only(path)
         {
+            return f(&mut conn).map(Some);
+        }
+        match opened.map_err(|e| {
+            let message = format!("opening {}: {e}", inner.location);
+            PalaceError::kg(
+                operation,
+                match &inner.location {
+                    Location::File(path) => with_full_disk_note(message, path),
+                    Location::Memory => message,
+                },
+            )
+        })? {
             Some(conn) => *slot = Some(conn),
             None => return Ok(None),
         }

@@ -192,6 +192,16 @@ pub(crate) fn is_read_only(error: &rusqlite::Error) -> bool {
     )
 }
 
+/// Whether `error` says the file cannot be written now but may still be read: read-only
+/// codes, and a disk with no space left (SQLite cannot create a WAL index there).
+pub(crate) fn cannot_write_now(error: &rusqlite::Error) -> bool {
+    is_read_only(error)
+        || matches!(
+            error.sqlite_error_code(),
+            Some(ErrorCode::SystemIoFailure | ErrorCode::DiskFull)
+        )
+}
+
 /// Opens an existing graph for reading only, for a palace whose files or folder cannot be
 /// written. A WAL file needs its `-shm` index, which a read-only folder may not let SQLite
 /// create; then the file is opened as immutable (nothing else can be writing it either).
@@ -205,7 +215,7 @@ pub(crate) fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
         r.get::<_, i64>(0)
     }) {
         Ok(_) => conn,
-        Err(e) if is_read_only(&e) => {
+        Err(e) if cannot_write_now(&e) => {
             drop(conn);
             let uri = format!("file:{}?immutable=1", uri_path(path));
             Connection::open_with_flags(
