@@ -88,6 +88,11 @@ fn sweep(env: &Env, path: &WritePath) -> (usize, usize, usize) {
         "crash points: {}: {n} tried ({mid_run} while it ran), {survived} survived (run {:?})",
         path.name, duration
     );
+    assert!(
+        mid_run > 0,
+        "{}: every kill came after the command had finished",
+        path.name
+    );
     (n, survived, mid_run)
 }
 

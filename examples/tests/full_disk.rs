@@ -1,5 +1,5 @@
 //! A full disk: the palace lives on a small tmpfs the test mounts, filled to the brim before
-//! each long write (`mine`, `import`, `kg add`, `repair`). The command fails with a clear
+//! each long write (`mine`, `import`) and a graph write (`kg add`). The command fails with a clear
 //! error naming the lack of space, nothing stored before is lost, the palace opens and
 //! verifies, and once space is freed the same command completes the job. Without permission
 //! to mount (not root, or no CAP_SYS_ADMIN) the test says SKIPPED and why.

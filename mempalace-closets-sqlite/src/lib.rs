@@ -171,6 +171,29 @@ impl ClosetIndex for SqliteClosets {
         .await
     }
 
+    async fn insert_missing(&self, closets: &[Closet]) -> Result<usize> {
+        if closets.is_empty() {
+            return Ok(0);
+        }
+        let closets = closets.to_vec();
+        self.run("insert_missing", true, 0, move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut added = 0;
+            {
+                let mut put = tx.prepare_cached(
+                    "INSERT OR IGNORE INTO closets (id, text, wing, room, source_file)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )?;
+                for c in &closets {
+                    added += put.execute(params![c.id, c.text, c.wing, c.room, c.source_file])?;
+                }
+            }
+            tx.commit()?;
+            Ok(added)
+        })
+        .await
+    }
+
     async fn containing_any(
         &self,
         words: &[String],

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use mempalace_core::coordination::{
     Artifact, CoordinationLog, Event, EventFilter, Order, PreparedArtifact, PreparedEvent,
-    exported_metadata_json, next_hlc, parse_metadata, unknown_anchor, unknown_artifact,
-    validate_exported_artifact, validate_exported_event,
+    author_position_taken, exported_metadata_json, next_hlc, parse_metadata, unknown_anchor,
+    unknown_artifact, validate_exported_artifact, validate_exported_event,
 };
 use mempalace_core::{PalaceError, Result};
 use rusqlite::types::Value as SqlValue;
@@ -434,6 +434,19 @@ impl CoordinationLog for SqliteCoordinationLog {
                 .map_err(&err)?;
             if present {
                 return Ok(false);
+            }
+            if let (Some(replica), Some(seq)) = (&event.origin_replica, event.origin_seq) {
+                let clash: Option<String> = tx
+                    .query_row(
+                        "SELECT id FROM events WHERE origin_replica = ?1 AND origin_seq = ?2",
+                        params![replica, seq],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                    .map_err(&err)?;
+                if let Some(other) = clash {
+                    return Err(author_position_taken(&event.id, replica, seq, &other));
+                }
             }
             for artifact_id in &event.artifact_ids {
                 let found = tx

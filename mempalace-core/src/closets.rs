@@ -112,6 +112,10 @@ pub trait ClosetIndex: Send + Sync {
     /// Files `closets`, replacing any with the same id.
     async fn upsert(&self, closets: &[Closet]) -> Result<()>;
 
+    /// Files the closets whose id is not stored yet, leaving stored ones as they are (import);
+    /// returns how many were new.
+    async fn insert_missing(&self, closets: &[Closet]) -> Result<usize>;
+
     /// The closets in `scope` whose text contains at least one of `words` (already
     /// lower-case, each at least [`MIN_CLOSET_WORD_CHARS`] long; matched case-insensitively
     /// anywhere in the text). A scoped search returns them all in filing order; an unscoped
@@ -184,6 +188,18 @@ impl ClosetIndex for MemoryClosets {
             }
         }
         Ok(())
+    }
+
+    async fn insert_missing(&self, closets: &[Closet]) -> Result<usize> {
+        let mut held = self.closets.write().unwrap_or_else(|e| e.into_inner());
+        let mut added = 0;
+        for c in closets {
+            if !held.iter().any(|h| h.id == c.id) {
+                held.push(c.clone());
+                added += 1;
+            }
+        }
+        Ok(added)
     }
 
     async fn containing_any(

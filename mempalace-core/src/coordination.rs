@@ -688,6 +688,21 @@ pub fn validate_exported_artifact(artifact: &Artifact) -> Result<()> {
     Ok(())
 }
 
+/// The error for an imported event whose author position (replica and sequence) a different
+/// stored event holds: two logs wrote as one replica (e.g. a backup opened beside its
+/// original), and merging them would lose one of the two.
+pub fn author_position_taken(id: &str, replica: &str, seq: i64, stored: &str) -> PalaceError {
+    PalaceError::invalid(
+        "event",
+        format!(
+            "event {} was written by replica {} at position {seq}, which the stored event {} holds: the two logs wrote as one replica",
+            python_repr(id),
+            python_repr(replica),
+            python_repr(stored)
+        ),
+    )
+}
+
 /// A field of an exported row: not blank, at most 1,024 characters, no control characters.
 fn exported_key(field: &'static str, value: &str) -> Result<()> {
     if value.trim().is_empty()
@@ -1649,6 +1664,13 @@ impl CoordinationLog for MemoryCoordinationLog {
         let mut state = self.state();
         if state.events.iter().any(|e| e.id == event.id) {
             return Ok(false);
+        }
+        if let (Some(replica), Some(seq)) = (&event.origin_replica, event.origin_seq)
+            && let Some(other) = state.events.iter().find(|e| {
+                e.origin_replica.as_deref() == Some(replica.as_str()) && e.origin_seq == Some(seq)
+            })
+        {
+            return Err(author_position_taken(&event.id, replica, seq, &other.id));
         }
         if let Some(missing) = event
             .artifact_ids

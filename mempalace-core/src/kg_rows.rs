@@ -124,10 +124,18 @@ impl TripleRow {
             ("valid_to", &self.valid_to),
         ] {
             if let Some(v) = value
-                && v.chars().any(char::is_control)
+                && (v.chars().any(char::is_control) || v.chars().count() > 64)
             {
-                return Err(PalaceError::invalid(field, "contains control characters"));
+                return Err(PalaceError::invalid(field, format!("{v:?} is not a date")));
             }
+        }
+        if let (Some(from), Some(to)) = (&self.valid_from, &self.valid_to)
+            && crate::temporal::ends_before_start(from, to)
+        {
+            return Err(PalaceError::invalid(
+                "valid_to",
+                format!("triple {} ends ({to}) before it starts ({from})", self.id),
+            ));
         }
         Ok(())
     }

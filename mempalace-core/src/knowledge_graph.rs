@@ -474,8 +474,6 @@ pub trait KnowledgeGraph: Send + Sync {
     /// name itself is unknown.
     async fn entity_candidates(&self, name: &str) -> Result<Vec<EntityCandidate>>;
 
-    /// Entity rows as stored, by id (byte order), those after `after_id` only, at most `limit`
-    /// (export: a whole graph a page at a time). Empty when the graph does not exist.
     /// Writes a consistent copy of the graph as it is now into the palace folder `palace_dir`
     /// (`backup`); `false` when it does not exist yet. The default refuses
     /// ([`PalaceError::no_snapshot`]).
@@ -488,6 +486,8 @@ pub trait KnowledgeGraph: Send + Sync {
     /// facts naming entities that are not stored. Empty when sound or not created yet.
     async fn integrity_problems(&self) -> Result<Vec<String>>;
 
+    /// Entity rows as stored, by id (byte order), those after `after_id` only, at most `limit`
+    /// (export: a whole graph a page at a time). Empty when the graph does not exist.
     async fn entity_rows(&self, after_id: Option<&str>, limit: usize) -> Result<Vec<EntityRow>>;
 
     /// Triple rows as stored, by id (byte order), those after `after_id` only, at most `limit`.

@@ -1001,6 +1001,16 @@ impl Palace {
                 context: "an imported drawer's vector".into(),
             });
         }
+        if vectors
+            .iter()
+            .flatten()
+            .any(|v| v.iter().any(|x| !x.is_finite()) || v.iter().all(|x| *x == 0.0))
+        {
+            return Err(PalaceError::invalid(
+                "vector",
+                "an imported drawer's vector is not finite or is all zeros",
+            ));
+        }
         for d in drawers {
             crate::validation::validate_drawer(d)?;
         }

@@ -9,7 +9,7 @@
 //! | `drawer` | a [`crate::Drawer`] as stored (`id`, `text`, `wing`, `room`, `source_file`, `chunk_index`, `added_by`, `filed_at`, optional `authored_at`, `conversation`, `entities`), and `vector` when the export carries vectors |
 //! | `closet` | a [`crate::closets::Closet`] |
 //! | `entity` | a [`crate::kg_rows::EntityRow`] (3.11's `entities` columns) |
-//! | `triple` | a [`crate::kg_rows::TripleRow`] (3.11's `triples` columns, validity interval included) |
+//! | `triple` | a [`crate::kg_rows::TripleRow`] (3.11's `triples` columns, validity interval included); a fact naming an entity the graph lacks (a file written without foreign keys) is preceded by an `entity` line for it, type `unknown`, so the export imports |
 //! | `tunnel`, `hallway` | `value`: the link record as 3.11's `tunnels.json` / `hallways.json` hold it |
 //! | `artifact` | a coordination [`crate::coordination::Artifact`] |
 //! | `event` | a coordination [`crate::coordination::Event`] (acks, tasks and waits are events) |
@@ -36,9 +36,10 @@ pub const EXPORT_FORMAT: &str = "mempalace-export";
 /// The export version this release writes, and the newest it reads.
 pub const EXPORT_VERSION: u32 = 1;
 
-/// Longest line an import reads, in bytes (a drawer's text is at most 100,000 characters; a
-/// vector of 4,096 floats as text is about 90 KB).
-pub const MAX_EXPORT_LINE_BYTES: usize = 2 * 1024 * 1024;
+/// Longest line an import reads, in bytes: room for the largest record any palace stores
+/// (a coordination artifact of 4 MiB, whose JSON escaping can grow it up to six times; a
+/// drawer's text with its vector is far smaller).
+pub const MAX_EXPORT_LINE_BYTES: usize = 32 * 1024 * 1024;
 
 /// The first line: what wrote the export and what it holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

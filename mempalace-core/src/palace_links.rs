@@ -625,8 +625,7 @@ pub trait PalaceLinks: Send + Sync {
             "this links store cannot edit its records in place",
         ))
     }
-    /// Creates a tunnel or re-creates the one with the same (symmetric) endpoints; the stored
-    /// record.
+
     /// Writes a consistent copy of the tunnel and hallway files into the palace folder
     /// `palace_dir` (`backup`); `false` when neither exists. The default refuses
     /// ([`crate::PalaceError::no_snapshot`]).
@@ -635,6 +634,8 @@ pub trait PalaceLinks: Send + Sync {
         Err(crate::PalaceError::no_snapshot("tunnels and hallways"))
     }
 
+    /// Creates a tunnel or re-creates the one with the same (symmetric) endpoints; the stored
+    /// record.
     async fn upsert_tunnel(&self, tunnel: NewTunnel) -> Result<Tunnel>;
     /// Every readable tunnel, in stored order.
     async fn list_tunnels(&self) -> Result<Vec<Tunnel>>;

@@ -207,6 +207,13 @@ impl ClosetIndex for BrokenClosets {
     async fn upsert(&self, _: &[Closet]) -> mempalace_core::Result<()> {
         Err(PalaceError::store("closets", "upsert", "disk on fire"))
     }
+    async fn insert_missing(&self, _: &[Closet]) -> mempalace_core::Result<usize> {
+        Err(PalaceError::store(
+            "closets",
+            "insert_missing",
+            "disk on fire",
+        ))
+    }
     async fn closet_rows(&self, _: Option<&str>, _: usize) -> mempalace_core::Result<Vec<Closet>> {
         Err(PalaceError::store("closets", "closet_rows", "disk on fire"))
     }

@@ -20,7 +20,7 @@ use crate::facts::{
     entity_candidates, entity_exists, entity_facts, relationship_facts, timeline_count,
     timeline_facts,
 };
-use crate::schema::{cannot_write_now, is_read_only, open_read_only, prepare};
+use crate::schema::{cannot_write_now, is_read_only, open_read_only, prepare, wal_is_empty};
 
 /// Where the graph lives.
 #[derive(Debug, Clone)]
@@ -171,6 +171,7 @@ fn on_connection<T>(
             && let (Err(e), Location::File(path)) = (&opened, &inner.location)
             && cannot_write_now(e)
             && path.exists()
+            && wal_is_empty(path)
             && let Ok(mut conn) = open_read_only(path)
         {
             return f(&mut conn).map(Some);

@@ -202,6 +202,14 @@ pub(crate) fn cannot_write_now(error: &rusqlite::Error) -> bool {
         )
 }
 
+/// Whether the database at `path` has no write-ahead log holding commits (no `-wal` file, or
+/// an empty one).
+pub(crate) fn wal_is_empty(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(std::path::PathBuf::from(wal)).map_or(true, |m| m.len() == 0)
+}
+
 /// Opens an existing graph for reading only, for a palace whose files or folder cannot be
 /// written. A WAL file needs its `-shm` index, which a read-only folder may not let SQLite
 /// create; then the file is opened as immutable (nothing else can be writing it either).
@@ -215,7 +223,8 @@ pub(crate) fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
         r.get::<_, i64>(0)
     }) {
         Ok(_) => conn,
-        Err(e) if cannot_write_now(&e) => {
+        // Immutable mode ignores a `-wal` file: only safe when it holds nothing.
+        Err(e) if is_read_only(&e) || (cannot_write_now(&e) && wal_is_empty(path)) => {
             drop(conn);
             let uri = format!("file:{}?immutable=1", uri_path(path));
             Connection::open_with_flags(

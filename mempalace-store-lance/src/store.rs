@@ -908,6 +908,8 @@ impl VectorStore for LanceStore {
     async fn rebuild_indexes(&self) -> Result<()> {
         let _guard = self.shared.maintenance.lock().await;
         if let Some(table) = self.existing_table().await? {
+            // Until the full-text index is back, writes check for it again.
+            self.shared.text_index.store(false, Ordering::Release);
             maintenance::rebuild_indexes(&self.shared, table).await?;
             self.shared.text_index.store(true, Ordering::Release);
         }

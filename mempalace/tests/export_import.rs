@@ -362,7 +362,10 @@ async fn broken_exports_are_refused_with_their_line_and_change_nothing_stored() 
         ),
         (format!("{header}\n{{\"row\":\"spaceship\"}}\n"), "line 2"),
         (
-            format!("{header}\n{}\n", "x".repeat(3 * 1024 * 1024)),
+            format!(
+                "{header}\n{}\n",
+                "x".repeat(mempalace::core::palace_export::MAX_EXPORT_LINE_BYTES + 10)
+            ),
             "longer than",
         ),
     ];
@@ -432,4 +435,84 @@ async fn lancedb_and_sqlite_round_trip_through_qdrant_and_postgres() {
     import_text(&back, &from_fleet).await.expect("import back");
     let (round_trip, _) = export_text(&back, true).await;
     assert_eq!(comparable(&round_trip), comparable(&text));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_leaves_stored_records_as_they_are_and_carries_facts_of_missing_entities() {
+    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let source = local_palace(dirs.0.path()).await;
+    fill(&source).await;
+    // A fact naming an entity the graph lacks, as a file written without foreign keys holds.
+    let conn = rusqlite::Connection::open(dirs.0.path().join("knowledge_graph.sqlite3")).unwrap();
+    conn.execute_batch(
+        "PRAGMA foreign_keys = OFF; INSERT INTO triples (id, subject, predicate, object) \
+         VALUES ('t_ghost', 'ghost', 'haunts', 'alice');",
+    )
+    .unwrap();
+    drop(conn);
+    let (text, _) = export_text(&source, true).await;
+
+    let target = local_palace(dirs.1.path()).await;
+    // A closet of the same id, stored first with other text: the import keeps it.
+    target
+        .import_closets(&[Closet {
+            id: "closet_wing_lab_notes_aa_01".into(),
+            text: "kept|→drawer_wing_lab_notes_0001".into(),
+            wing: "wing_lab".into(),
+            room: "notes".into(),
+            source_file: "/src/drawer_wing_lab_notes_0001.md".into(),
+        }])
+        .await
+        .unwrap();
+    let report = import_text(&target, &text).await.expect("import");
+    assert_eq!(report.added.closets, 0, "{report:?}");
+    let (after, _) = export_text(&target, true).await;
+    assert!(after.contains("kept|→drawer_wing_lab_notes_0001"));
+    let ghost = target
+        .kg_query("ghost", None, mempalace::core::Direction::Outgoing)
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&ghost).unwrap()["facts"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "the fact came along with an entity for its subject"
+    );
+
+    // An event of another id at a stored event's author position: two logs wrote as one.
+    let event_line = text
+        .lines()
+        .find(|l| l.starts_with("{\"row\":\"event\""))
+        .unwrap();
+    let mut event: Value = serde_json::from_str(event_line).unwrap();
+    event["id"] = Value::String("evt_20260101T000000_000000000000".into());
+    let header = text.lines().next().unwrap();
+    let clash = format!("{header}\n{event}\n");
+    let err = import_text(&target, &clash).await.unwrap_err().to_string();
+    assert!(err.contains("as one replica"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vectors_that_are_not_finite_are_refused() {
+    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let source = local_palace(dirs.0.path()).await;
+    fill(&source).await;
+    let (text, _) = export_text(&source, true).await;
+    let header = text.lines().next().unwrap();
+    let huge = vec!["1e39"; DIMENSION].join(",");
+    let line = format!(
+        "{{\"row\":\"drawer\",\"id\":\"drawer_x_y_1\",\"text\":\"hi\",\"wing\":\"x\",\"room\":\"y\",\"source_file\":\"\",\"chunk_index\":0,\"added_by\":\"mcp\",\"filed_at\":\"2026-01-01T00:00:00\",\"vector\":[{huge}]}}"
+    );
+    let target = local_palace(dirs.1.path()).await;
+    let err = import_text(
+        &target,
+        &format!("{header}\n{line}\n{{\"row\":\"end\",\"counts\":{{\"drawers\":1}}}}\n"),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("not finite"), "{err}");
+    assert_eq!(target.kg_stats().await.unwrap().triples, 0);
 }

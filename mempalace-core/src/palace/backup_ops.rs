@@ -29,9 +29,12 @@ const SMALL_FILES: [&str; 3] = [
 
 impl Palace {
     /// Copies the palace into the new folder `dest` while other processes go on writing:
-    /// drawers, knowledge graph and closets as of one instant (taken under the palace's write
-    /// lock, which every drawer and graph write holds, so for the milliseconds a snapshot
-    /// takes writers wait), then the coordination log (one SQLite snapshot) and the link files.
+    /// drawers, knowledge graph and closets as of one instant (copied under the palace's write
+    /// lock, which every drawer and graph write holds: writers wait while the drawer table's
+    /// newest version and the graph file are copied, and give up as busy past the lock's
+    /// bound of 30 s), then the coordination log (one SQLite snapshot) and the link files.
+    /// Every file is synced before the folder is named. The copy keeps the palace's replica
+    /// id: it is for restoring, not for running beside the original.
     /// The copy is assembled in a temporary folder beside `dest` and renamed into place when
     /// complete, so `dest` is either a whole palace or absent. `dest` must not exist. Backends
     /// that cannot snapshot (servers) refuse with [`PalaceError::Unsupported`]: use
@@ -54,11 +57,14 @@ impl Palace {
             .tempdir_in(&parent)
             .map_err(|e| PalaceError::io(&parent, e))?;
         let parts = self.snapshot_parts(staging.path()).await?;
+        // On disk before it is named: a power cut leaves a whole backup or none.
+        sync_tree(staging.path())?;
         let staged = staging.keep();
         if let Err(e) = std::fs::rename(&staged, dest) {
             let _ = std::fs::remove_dir_all(&staged);
             return Err(PalaceError::io(dest, e));
         }
+        sync_path(&parent)?;
         Ok(BackupReport {
             path: dest.to_path_buf(),
             parts,
@@ -97,4 +103,29 @@ impl Palace {
         }
         Ok(parts)
     }
+}
+
+/// Syncs `path` (a file or a folder) to disk.
+fn sync_path(path: &Path) -> Result<()> {
+    std::fs::File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| PalaceError::io(path, e))
+}
+
+/// Syncs every file and folder below `dir`, and `dir` itself.
+fn sync_tree(dir: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(dir).map_err(|e| PalaceError::io(dir, e))? {
+        let entry = entry.map_err(|e| PalaceError::io(dir, e))?;
+        let path = entry.path();
+        if entry
+            .file_type()
+            .map_err(|e| PalaceError::io(&path, e))?
+            .is_dir()
+        {
+            sync_tree(&path)?;
+        } else {
+            sync_path(&path)?;
+        }
+    }
+    sync_path(dir)
 }

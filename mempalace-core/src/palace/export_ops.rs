@@ -123,11 +123,8 @@ impl Palace {
             for drawer in page {
                 let vector = vectors.remove(&drawer.id);
                 if options.vectors && vector.is_none() {
-                    return Err(PalaceError::store(
-                        self.store.backend_name(),
-                        "export",
-                        format!("drawer {} has no vector", drawer.id),
-                    ));
+                    // Deleted since its page was read: it is no longer part of the palace.
+                    continue;
                 }
                 let record = ExportRecord::Drawer(ExportedDrawer { drawer, vector });
                 write_record(out, &record, counts)?;
@@ -142,12 +139,14 @@ impl Palace {
         out: &mut (dyn Write + Send),
         counts: &mut ExportCounts,
     ) -> Result<()> {
+        let mut entity_ids: std::collections::HashSet<String> = Default::default();
         let mut after: Option<String> = None;
         loop {
             let page = self.kg.entity_rows(after.as_deref(), EXPORT_PAGE).await?;
             let done = page.len() < EXPORT_PAGE;
             after = page.last().map(|e| e.id.clone());
             for e in page {
+                entity_ids.insert(e.id.clone());
                 write_record(out, &ExportRecord::Entity(e), counts)?;
             }
             if done {
@@ -160,6 +159,20 @@ impl Palace {
             let done = page.len() < EXPORT_PAGE;
             after = page.last().map(|t| t.id.clone());
             for t in page {
+                // A fact naming an entity the graph lacks (written without foreign keys, or
+                // the entity added after its page was read) carries one, so it imports.
+                for id in [&t.subject, &t.object] {
+                    if entity_ids.insert(id.clone()) {
+                        let stub = EntityRow {
+                            id: id.clone(),
+                            name: id.clone(),
+                            entity_type: Some("unknown".into()),
+                            properties: Some("{}".into()),
+                            created_at: None,
+                        };
+                        write_record(out, &ExportRecord::Entity(stub), counts)?;
+                    }
+                }
                 write_record(out, &ExportRecord::Triple(t), counts)?;
             }
             if done {
@@ -230,11 +243,31 @@ impl Palace {
             && header.dimension == self.embedder.dimension();
         self.create_if_missing().await?;
         let mut import = ImportState::default();
+        match self
+            .import_records(&mut reader, &mut import, &header, same_embedder)
+            .await
+        {
+            Ok(()) => Ok(import.report),
+            Err(e) => {
+                // What came before the bad line is stored, as documented.
+                import.flush(self).await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// The records after the header, up to and including the end line.
+    async fn import_records(
+        &self,
+        reader: &mut ExportReader<'_>,
+        import: &mut ImportState,
+        header: &ExportHeader,
+        same_embedder: bool,
+    ) -> Result<()> {
         loop {
             let record = match reader.next()? {
                 Some(r) => r,
                 None => {
-                    import.flush(self).await?;
                     return Err(reader.error(
                         "the export ends without its end line (cut short?); what it held is imported, re-run the import on the whole file",
                     ));
@@ -321,7 +354,7 @@ impl Palace {
                     }
                     // Bulk filing: the store's deferred upkeep (an index now due) as after a mine.
                     self.settle().await?;
-                    return Ok(import.report);
+                    return Ok(());
                 }
             }
         }
@@ -347,9 +380,8 @@ impl ImportState {
         self.flush_graph(palace).await?;
         if !self.closets.is_empty() {
             let closets = std::mem::take(&mut self.closets);
-            let before = palace.closets.count().await?;
-            palace.import_closets(&closets).await?;
-            self.report.added.closets += palace.closets.count().await?.saturating_sub(before);
+            let _guard = palace.write_lock.acquire().await?;
+            self.report.added.closets += palace.closets.insert_missing(&closets).await? as u64;
         }
         let tunnels = std::mem::take(&mut self.tunnels);
         self.report.added.tunnels += merge_links(palace, tunnels, true).await?;
