@@ -611,6 +611,13 @@ pub trait CoordinationLog: Send + Sync {
         let _ = palace_dir;
         Err(PalaceError::no_snapshot("coordination log"))
     }
+
+    /// A signal that changes whenever an event may have been appended, by this process or
+    /// another host, so that `event_wait` wakes at once instead of at its next poll. `None`
+    /// (the default) when the log cannot tell: waiters then poll.
+    fn append_signal(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
 }
 
 /// Checks an exported event before it is stored: the checks a new event passes (routing
@@ -1309,7 +1316,8 @@ impl Coordination {
         })
     }
 
-    /// `mempalace_event_wait`: polls (250 ms growing to 1 s, jittered) until a matching event
+    /// `mempalace_event_wait`: polls (250 ms growing to 1 s, jittered; at once when the log's
+    /// [`CoordinationLog::append_signal`] says something was appended) until a matching event
     /// exists, oldest first, or `timeout_ms` (default 60 000, capped at 300 000) passes.
     /// `order` and `preview` are not used; a timeout is an answer, not an error.
     pub async fn event_wait(
@@ -1331,8 +1339,14 @@ impl Coordination {
             ..query.clone()
         })?;
         filter.order = Order::Asc;
+        // Taken (and marked seen) before each look, so an append that lands after the look
+        // wakes the sleep below.
+        let mut appended = self.log.append_signal();
         let mut attempt: i32 = 0;
         loop {
+            if let Some(signal) = appended.as_mut() {
+                signal.borrow_and_update();
+            }
             let events = self.log.list_events(&filter).await?;
             if !events.is_empty() {
                 return Ok(EventWait {
@@ -1354,7 +1368,20 @@ impl Coordination {
             let base = (POLL_BASE_S * 1.5f64.powi(attempt)).min(POLL_MAX_S);
             let jitter = 0.75 + (random_u64() % 1000) as f64 / 1000.0 * 0.25;
             let delay = Duration::from_secs_f64(base * jitter).min(deadline - now);
-            tokio::time::sleep(delay).await;
+            match appended.as_mut() {
+                Some(signal) => {
+                    tokio::select! {
+                        () = tokio::time::sleep(delay) => {}
+                        changed = signal.changed() => {
+                            // A closed signal (its listener gone) leaves plain polling.
+                            if changed.is_err() {
+                                appended = None;
+                            }
+                        }
+                    }
+                }
+                None => tokio::time::sleep(delay).await,
+            }
             attempt = attempt.saturating_add(1).min(16);
         }
     }

@@ -7,14 +7,23 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use tokio::sync::{Mutex, OwnedMutexGuard};
+use tokio::sync::Mutex;
 
 use crate::error::{PalaceError, Result};
 
 /// Held while a write is in progress; dropping it releases the lock.
 pub struct WriteGuard {
-    _task_guard: OwnedMutexGuard<()>,
-    _file: Option<File>,
+    _held: Box<dyn Send + Sync>,
+}
+
+impl WriteGuard {
+    /// A guard that holds `held` (whatever keeps the lock taken: a mutex guard, a locked file,
+    /// a database session) until it is dropped; for [`WriteLock`] implementations.
+    pub fn holding(held: impl Send + Sync + 'static) -> Self {
+        WriteGuard {
+            _held: Box::new(held),
+        }
+    }
 }
 
 /// A lock serialising palace writes.
@@ -40,10 +49,9 @@ impl ProcessWriteLock {
 #[async_trait]
 impl WriteLock for ProcessWriteLock {
     async fn acquire(&self) -> Result<WriteGuard> {
-        Ok(WriteGuard {
-            _task_guard: Arc::clone(&self.mutex).lock_owned().await,
-            _file: None,
-        })
+        Ok(WriteGuard::holding(
+            Arc::clone(&self.mutex).lock_owned().await,
+        ))
     }
 }
 
@@ -163,10 +171,7 @@ impl WriteLock for FileWriteLock {
         loop {
             match file.try_lock() {
                 Ok(()) => {
-                    return Ok(WriteGuard {
-                        _task_guard: task_guard,
-                        _file: Some(file),
-                    });
+                    return Ok(WriteGuard::holding((task_guard, file)));
                 }
                 Err(TryLockError::WouldBlock) => {
                     if started.elapsed() >= self.timeout {

@@ -1,10 +1,7 @@
 //! `PostgresKnowledgeGraph`: the `KnowledgeGraph` trait over one PostgreSQL schema.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-
 use async_trait::async_trait;
-use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::GenericClient;
 use mempalace_core::kg_rows::{EntityRow, RowsImported, TripleRow, validate_batch};
 use mempalace_core::knowledge_graph::{
     ValidatedSupersede, candidate_like_patterns, entity_id, invalidation, predicate_id, triple_id,
@@ -14,14 +11,11 @@ use mempalace_core::{
     Direction, EntityCandidate, Fact, KgStats, KnowledgeGraph, NewEntity, NewTriple, Page,
     PalaceError, Result, Supersede, Supersession,
 };
-use tokio_postgres::{IsolationLevel, NoTls, Row};
+use tokio_postgres::{IsolationLevel, Row};
 
-use crate::schema::{SchemaName, create_schema_sql};
-
-/// Connections the pool keeps at most (per process).
-const POOL_SIZE: usize = 16;
-/// How long a call waits for a free connection, or for a new one to open.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+use crate::connection::{PostgresTls, pg};
+use crate::palace_schema::PalaceSchema;
+use crate::schema::SchemaName;
 
 /// A MemPalace knowledge graph in one PostgreSQL schema, shared by every process and host
 /// that opens the same server and schema.
@@ -29,61 +23,26 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Writes are transactions: a duplicate open fact cannot be filed by two hosts at once (a
 /// unique index on open facts), and supersede and invalidate lock the rows they close. Reads of
 /// a schema that does not exist yet return empty results and create nothing. Cheap to clone.
+/// The palace's other PostgreSQL adapters ([`crate::PostgresCoordinationLog`],
+/// [`crate::PostgresLinks`], [`crate::PostgresClosets`], [`crate::PostgresWriteLock`]) are
+/// made from it and share its connections.
 #[derive(Clone)]
 pub struct PostgresKnowledgeGraph {
-    pool: Pool,
-    schema: SchemaName,
-    owner: Option<String>,
-    /// The tables were made (or found complete) and the owner claimed, by this process.
-    created: std::sync::Arc<AtomicBool>,
-    /// The tables were seen and the owner checked, read-only.
-    seen: std::sync::Arc<AtomicBool>,
-}
-
-/// A PostgreSQL error with the server's message, for `operation`; the driver's error is kept
-/// as the source (its SQLSTATE tells a serialisation failure or a lost connection, which a
-/// caller may retry).
-fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> PalaceError {
-    move |e| {
-        let detail = match e.as_db_error() {
-            Some(db) => format!("{} ({})", db.message(), db.code().code()),
-            None => e.to_string(),
-        };
-        PalaceError::KnowledgeGraph {
-            operation,
-            message: detail,
-            source: Box::new(e),
-        }
-    }
+    pub(crate) db: PalaceSchema,
 }
 
 impl PostgresKnowledgeGraph {
     /// A graph in `schema` of the database at `url` (`postgres://user@host:port/db`, key=value
-    /// form works too). Nothing is connected until the first call.
+    /// form works too), with TLS as [`PostgresTls::default`] sets it (used when the server
+    /// offers it, always verified). Nothing is connected until the first call.
     pub fn connect(url: &str, schema: SchemaName) -> Result<Self> {
-        let config: tokio_postgres::Config = url.parse().map_err(|e| {
-            PalaceError::invalid("postgres_url", format!("not a PostgreSQL URL: {e}"))
-        })?;
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(POOL_SIZE)
-            .runtime(Runtime::Tokio1)
-            .wait_timeout(Some(CONNECT_TIMEOUT))
-            .create_timeout(Some(CONNECT_TIMEOUT))
-            .build()
-            .map_err(|e| PalaceError::kg("connect", e))?;
+        Self::connect_with_tls(url, schema, PostgresTls::default())
+    }
+
+    /// [`PostgresKnowledgeGraph::connect`] with the TLS settings `tls` (e.g. a CA file).
+    pub fn connect_with_tls(url: &str, schema: SchemaName, tls: PostgresTls) -> Result<Self> {
         Ok(PostgresKnowledgeGraph {
-            pool,
-            schema,
-            owner: None,
-            created: Default::default(),
-            seen: Default::default(),
+            db: PalaceSchema::connect(url, schema, tls)?,
         })
     }
 
@@ -91,154 +50,32 @@ impl PostgresKnowledgeGraph {
     /// it is created, or claimed when it has no owner yet): opening another palace's schema is
     /// an error, so two palaces on one server never share a graph.
     pub fn with_owner(mut self, palace_id: impl Into<String>) -> Self {
-        self.owner = Some(palace_id.into()).filter(|o| !o.is_empty());
+        self.db = self.db.with_owner(palace_id);
         self
-    }
-
-    /// Records this palace as the schema's owner if it has none, and refuses another's.
-    async fn check_owner(
-        &self,
-        client: &impl GenericClient,
-        operation: &'static str,
-    ) -> Result<()> {
-        let Some(owner) = &self.owner else {
-            return Ok(());
-        };
-        client
-            .execute(
-                &self.sql("INSERT INTO {s}.palace_owner (palace_id) SELECT $1 WHERE NOT EXISTS (SELECT 1 FROM {s}.palace_owner)"),
-                &[owner],
-            )
-            .await
-            .map_err(pg(operation))?;
-        let recorded = self.recorded_owners(client, operation).await?;
-        self.refuse_unless_mine(&recorded, owner, operation)
-    }
-
-    /// Errors when the schema records an owner other than this palace (read-only: a schema
-    /// without an owner table or row passes).
-    async fn refuse_other_owner(
-        &self,
-        client: &impl GenericClient,
-        operation: &'static str,
-    ) -> Result<()> {
-        let Some(owner) = &self.owner else {
-            return Ok(());
-        };
-        if !self.table_exists(client, "palace_owner", operation).await? {
-            return Ok(());
-        }
-        let recorded = self.recorded_owners(client, operation).await?;
-        self.refuse_unless_mine(&recorded, owner, operation)
-    }
-
-    /// The palaces the schema records as its owner.
-    async fn recorded_owners(
-        &self,
-        client: &impl GenericClient,
-        operation: &'static str,
-    ) -> Result<Vec<String>> {
-        Ok(client
-            .query(&self.sql("SELECT palace_id FROM {s}.palace_owner"), &[])
-            .await
-            .map_err(pg(operation))?
-            .iter()
-            .map(|r| r.get(0))
-            .collect())
-    }
-
-    /// Whether the schema has the table `table`.
-    async fn table_exists(
-        &self,
-        client: &impl GenericClient,
-        table: &str,
-        operation: &'static str,
-    ) -> Result<bool> {
-        Ok(client
-            .query_one(
-                "SELECT to_regclass($1) IS NOT NULL",
-                &[&format!("{}.{table}", self.schema.quoted())],
-            )
-            .await
-            .map_err(pg(operation))?
-            .get(0))
-    }
-
-    /// The error for a schema owned by another palace.
-    fn refuse_unless_mine(
-        &self,
-        recorded: &[String],
-        owner: &str,
-        operation: &'static str,
-    ) -> Result<()> {
-        if recorded.iter().any(|r| r != owner) {
-            return Err(PalaceError::kg(
-                operation,
-                format!(
-                    "PostgreSQL schema {} belongs to another palace ({}), not to this one ({owner}); \
-                     each palace keeps its graph in a schema of its own",
-                    self.schema.as_str(),
-                    recorded.join(", ")
-                ),
-            ));
-        }
-        Ok(())
     }
 
     /// The schema holding the graph.
     pub fn schema(&self) -> &SchemaName {
-        &self.schema
+        &self.db.schema
     }
 
     async fn client(&self, operation: &'static str) -> Result<deadpool_postgres::Object> {
-        self.pool
-            .get()
-            .await
-            .map_err(|e| PalaceError::kg(operation, format!("connecting to PostgreSQL: {e}")))
+        self.db.client(operation).await
     }
 
     /// Whether the graph's tables exist (remembered once they do).
     async fn tables_exist(&self, operation: &'static str) -> Result<bool> {
-        if self.created.load(Ordering::Acquire) || self.seen.load(Ordering::Acquire) {
-            return Ok(true);
-        }
-        let client = self.client(operation).await?;
-        let exists = self.table_exists(&client, "triples", operation).await?;
-        if exists {
-            // Reads only read: the owner is checked, never claimed (that is for writes).
-            self.refuse_other_owner(&client, operation).await?;
-            self.seen.store(true, Ordering::Release);
-        }
-        Ok(exists)
+        self.db.has_table("triples", operation).await
     }
 
-    /// Creates the schema and tables if missing; concurrent creators (other hosts) take turns
-    /// on an advisory lock, so none fails on another's half-made schema.
+    /// Creates the schema and tables if missing.
     async fn ensure_tables(&self) -> Result<()> {
-        if self.created.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        let op = "create";
-        let mut client = self.client(op).await?;
-        let tx = client.transaction().await.map_err(pg(op))?;
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext($1))",
-            &[&format!("mempalace-kg:{}", self.schema.as_str())],
-        )
-        .await
-        .map_err(pg(op))?;
-        tx.batch_execute(&create_schema_sql(&self.schema.quoted()))
-            .await
-            .map_err(pg(op))?;
-        self.check_owner(&tx, op).await?;
-        tx.commit().await.map_err(pg(op))?;
-        self.created.store(true, Ordering::Release);
-        Ok(())
+        self.db.ensure_tables().await
     }
 
     /// `sql` with `{s}` replaced by the quoted schema.
     fn sql(&self, sql: &str) -> String {
-        sql.replace("{s}", &self.schema.quoted())
+        self.db.sql(sql)
     }
 
     /// Adds many triples in one transaction (all or none); returns their ids in order.

@@ -70,6 +70,11 @@ impl SchemaName {
 /// text compared byte-wise (`COLLATE "C"`, as SQLite compares), plus `triples_one_open`: at
 /// most one open fact per (subject, predicate, object), so writers on many hosts can never
 /// file the same current fact twice; and `palace_owner`, the palace the schema belongs to.
+/// Beside the graph, the palace's shared sidecars: the coordination log (`events`, `artifacts`,
+/// `event_artifacts`: 3.11's `logstream.sqlite3` columns, `seq` the append position), the
+/// tunnel and hallway records (`link_records`: each kind's record list as JSON text, so
+/// records keep their fields and order), and the closets (`folded`: the text lower-cased by
+/// Rust's Unicode rules, whatever the server's locale, for case-blind word search).
 pub(crate) fn create_schema_sql(s: &str) -> String {
     format!(
         r#"
@@ -103,6 +108,62 @@ CREATE INDEX IF NOT EXISTS idx_triples_spo ON {s}.triples(subject, predicate, ob
 CREATE UNIQUE INDEX IF NOT EXISTS triples_one_open ON {s}.triples(subject, predicate, object)
     WHERE valid_to IS NULL;
 CREATE TABLE IF NOT EXISTS {s}.palace_owner (palace_id TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS {s}.events (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id TEXT COLLATE "C" NOT NULL UNIQUE,
+    type TEXT NOT NULL,
+    stream TEXT NOT NULL,
+    room TEXT NOT NULL,
+    topic TEXT,
+    from_agent TEXT NOT NULL,
+    to_agent TEXT,
+    correlation_id TEXT,
+    branch TEXT,
+    base_commit TEXT,
+    status TEXT,
+    body TEXT NOT NULL DEFAULT '',
+    created_at TEXT COLLATE "C" NOT NULL,
+    metadata_json TEXT NOT NULL DEFAULT '{{}}',
+    origin_replica TEXT,
+    origin_seq BIGINT,
+    hlc TEXT COLLATE "C"
+);
+CREATE UNIQUE INDEX IF NOT EXISTS events_author_position ON {s}.events(origin_replica, origin_seq);
+CREATE INDEX IF NOT EXISTS events_stream_created_idx ON {s}.events(stream, created_at);
+CREATE INDEX IF NOT EXISTS events_correlation_idx ON {s}.events(correlation_id, created_at);
+CREATE INDEX IF NOT EXISTS events_to_agent_idx ON {s}.events(to_agent, created_at);
+CREATE INDEX IF NOT EXISTS events_type_idx ON {s}.events(type, created_at);
+CREATE INDEX IF NOT EXISTS events_hlc_idx ON {s}.events(hlc);
+CREATE TABLE IF NOT EXISTS {s}.artifacts (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    kind TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    size_bytes BIGINT NOT NULL,
+    content TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    metadata_json TEXT NOT NULL DEFAULT '{{}}',
+    origin_replica TEXT
+);
+CREATE TABLE IF NOT EXISTS {s}.event_artifacts (
+    event_id TEXT COLLATE "C" NOT NULL,
+    artifact_id TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (event_id, artifact_id)
+);
+CREATE TABLE IF NOT EXISTS {s}.link_records (
+    kind TEXT PRIMARY KEY,
+    records TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {s}.closets (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY,
+    id TEXT COLLATE "C" PRIMARY KEY,
+    text TEXT NOT NULL,
+    folded TEXT NOT NULL,
+    wing TEXT NOT NULL,
+    room TEXT NOT NULL,
+    source_file TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS closets_by_source ON {s}.closets(source_file);
 "#
     )
 }

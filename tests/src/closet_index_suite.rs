@@ -393,20 +393,25 @@ pub async fn concurrent_upserts_all_land(factory: &dyn ClosetFactory) {
 
 /// Generates one `#[tokio::test]` per `ClosetIndex` behaviour for a [`ClosetFactory`] value.
 /// The calling crate needs `tokio` (with `macros` and `rt-multi-thread`) as a dev-dependency.
+/// `requires = "VAR"` gates each test on a server address as
+/// [`vector_store_conformance!`](crate::vector_store_conformance) does.
 #[macro_export]
 macro_rules! closet_index_conformance {
-    ($factory:expr) => {
-        $crate::closet_index_conformance!(@tests $factory;
+    ($factory:expr $(, requires = $var:literal)?) => {
+        $crate::closet_index_conformance!(@tests $factory, [$($var)?];
             empty_index_finds_nothing, words_match_anywhere_whatever_the_case,
             upsert_replaces_same_id, scope_filters_and_keeps_filing_order,
             unscoped_search_keeps_cap, delete_for_sources_leaves_the_rest,
             hostile_words_and_scopes_are_literal, concurrent_upserts_all_land,
             relocate_sources_moves_a_files_closets);
     };
-    (@tests $factory:expr; $($name:ident),*) => {
+    (@tests $factory:expr, $requires:tt; $($name:ident),*) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() {
+                if !$crate::vector_store_conformance!(@available $requires, $name) {
+                    return;
+                }
                 $crate::closet_index_suite::$name(&$factory).await;
             }
         )*

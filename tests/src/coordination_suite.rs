@@ -68,20 +68,25 @@ pub trait CoordFactory: Send + Sync {
 }
 
 /// Generates one `#[tokio::test]` per coordination-log behaviour for a [`CoordFactory`] value.
+/// `requires = "VAR"` gates each test on a server address as
+/// [`vector_store_conformance!`](crate::vector_store_conformance) does.
 #[macro_export]
 macro_rules! coordination_log_conformance {
-    ($factory:expr) => {
-        $crate::coordination_log_conformance!(@tests $factory;
+    ($factory:expr $(, requires = $var:literal)?) => {
+        $crate::coordination_log_conformance!(@tests $factory, [$($var)?];
             empty_log_reads_nothing, append_list_order_and_cursors, filters_and_broadcast,
             validation_refusals_change_nothing, artifact_round_trip_is_exact,
             unknown_artifact_refused_and_nothing_stored, ack_routes_back_to_writer,
             patch_submit_stores_both, task_create_builds_request, preview_truncates_bodies,
             wait_wakes_on_append_and_times_out, concurrent_appends_all_land);
     };
-    (@tests $factory:expr; $($name:ident),*) => {
+    (@tests $factory:expr, $requires:tt; $($name:ident),*) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $name() {
+                if !$crate::vector_store_conformance!(@available $requires, $name) {
+                    return;
+                }
                 $crate::coordination_suite::$name(&$factory).await;
             }
         )*

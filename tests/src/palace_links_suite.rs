@@ -575,19 +575,24 @@ pub async fn concurrent_upserts_all_land<F: LinksFactory + ?Sized>(factory: &F) 
 
 /// Generates one `#[tokio::test]` per `PalaceLinks` behaviour for a [`LinksFactory`] value. The
 /// calling crate needs `tokio` (with `macros` and `rt-multi-thread`) as a dev-dependency.
+/// `requires = "VAR"` gates each test on a server address as
+/// [`vector_store_conformance!`](crate::vector_store_conformance) does.
 #[macro_export]
 macro_rules! palace_links_conformance {
-    ($factory:expr) => {
-        $crate::palace_links_conformance!(@tests $factory;
+    ($factory:expr $(, requires = $var:literal)?) => {
+        $crate::palace_links_conformance!(@tests $factory, [$($var)?];
             empty_store_reads_empty, upsert_is_symmetric, label_update_keeps_created_at_and_dynamics,
             list_and_delete, bad_input_writes_nothing, traversals_are_counted,
             unknown_fields_survive_rewrites, hallways_list_page_delete, concurrent_upserts_all_land,
             raw_records_and_edits);
     };
-    (@tests $factory:expr; $($name:ident),*) => {
+    (@tests $factory:expr, $requires:tt; $($name:ident),*) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() {
+                if !$crate::vector_store_conformance!(@available $requires, $name) {
+                    return;
+                }
                 $crate::palace_links_suite::$name(&$factory).await;
             }
         )*
