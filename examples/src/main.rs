@@ -98,6 +98,14 @@ struct StackArgs {
         conflicts_with = "kg_postgres_url"
     )]
     kg_postgres_url_file: Option<PathBuf>,
+    /// PEM file of certificates to trust for TLS to PostgreSQL besides the system's (a private CA or a self-signed server); the server is always verified.
+    #[arg(
+        long,
+        global = true,
+        env = "MEMPALACE_KG_POSTGRES_CA_FILE",
+        value_name = "PATH"
+    )]
+    kg_postgres_ca_file: Option<PathBuf>,
     /// File holding the Qdrant API key (instead of --qdrant-api-key).
     #[arg(
         long,
@@ -998,6 +1006,9 @@ async fn run(cli: Cli) -> Result<()> {
     if let Some(url) = kg_postgres_url {
         builder = builder.knowledge_graph_postgres(url);
     }
+    if let Some(ca_file) = cli.stack.kg_postgres_ca_file {
+        builder = builder.postgres_ca_file(ca_file);
+    }
     if let Some(collection) = cli.stack.collection {
         builder = builder.collection(collection);
     }
@@ -1435,6 +1446,7 @@ fn forwarded_stack(stack: &StackArgs) -> mempalace_cli::hook_command::Forwarded 
             "MEMPALACE_KG_POSTGRES_URL_FILE",
             &stack.kg_postgres_url_file,
         ),
+        ("MEMPALACE_KG_POSTGRES_CA_FILE", &stack.kg_postgres_ca_file),
     ] {
         if let Some(p) = path {
             env.push((name.to_string(), p.display().to_string()));

@@ -120,27 +120,10 @@ async fn fleet_files_each_memory_and_fact_once(
     const SERVERS: usize = 8;
     const SHARED: usize = 20;
     const OWN: usize = 10;
-    // The first write creates the stores; the next open records palace.json.
-    for args in [
-        &["kg", "add", "Fleet", "starts", "today"][..],
-        &["status"][..],
-    ] {
-        let out = mempalace(&hosts[0], &[create, args].concat());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let config = hosts[0].join("palace.json");
-    for host in &hosts[1..] {
-        std::fs::create_dir_all(host).unwrap();
-        std::fs::copy(&config, host.join("palace.json")).unwrap();
-    }
+    make_fleet_palace(hosts, create);
     let serve: Vec<String> = serve.iter().map(|a| a.to_string()).collect();
-    // 16 servers and the rest of the suite share two cores here: a write can take far longer
-    // than on a fleet's own machines, so the settle time is raised to cover it.
-    let env = [("MEMPALACE_DEDUP_SETTLE_MS", "1500")];
+    // No settle time anywhere: on one host the lock file, on a fleet PostgreSQL's lock.
+    let env: [(&str, &str); 0] = [];
     let (outcome, graph) = tokio::join!(
         file_from_hosts(
             hosts,
@@ -403,16 +386,79 @@ fn mine_killed_at_random_points_recovers_to_the_same_palace() {
 /// same shared items from all four files each item once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_mcp_servers_share_events_tunnels_and_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    share_events_tunnels_and_checkpoints(&[dir.path().join("palace")], &[], &[]).await;
+}
+
+/// The same across a fleet: 4 hosts (palace folders sharing one palace.json) on one Qdrant
+/// collection and one PostgreSQL schema, one server each. Events, tasks, tunnels and
+/// checkpoints written on one host are seen on every other, and a wait on one host wakes for
+/// another host's reply. SKIPPED without a Qdrant server or a PostgreSQL one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_on_four_hosts_share_events_tasks_and_tunnels() {
+    let name = "agents_on_four_hosts_share_events_tasks_and_tunnels";
+    let (Some(url), Some(pg)) = (qdrant_url(name), postgres_url(name)) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let hosts: Vec<std::path::PathBuf> = (0..4)
+        .map(|h| dir.path().join(format!("host{h}")))
+        .collect();
+    let collection = fresh_collection("mempalace_fleet_share");
+    let create = [
+        "--backend",
+        "qdrant",
+        "--qdrant-url",
+        &url,
+        "--collection",
+        &collection,
+        "--kg-postgres-url",
+        &pg,
+    ];
+    let serve = ["--qdrant-url", &url, "--kg-postgres-url", &pg];
+    share_events_tunnels_and_checkpoints(&hosts, &create, &serve).await;
+    drop_collection(&url, &collection).await;
+}
+
+/// Makes the palace on the first host (`create` stack arguments; the first write, a fact,
+/// creates the stores and the next open records palace.json) and gives every other host its
+/// palace.json.
+fn make_fleet_palace(hosts: &[std::path::PathBuf], create: &[&str]) {
+    for args in [
+        &["kg", "add", "Fleet", "starts", "today"][..],
+        &["status"][..],
+    ] {
+        let out = mempalace(&hosts[0], &[create, args].concat());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let config = hosts[0].join("palace.json");
+    for host in &hosts[1..] {
+        std::fs::create_dir_all(host).unwrap();
+        std::fs::copy(&config, host.join("palace.json")).unwrap();
+    }
+}
+
+/// 4 servers over `hosts` (round robin) append events, create a shared tunnel and their own,
+/// checkpoint shared and own items; one waits for a task reply another sends.
+async fn share_events_tunnels_and_checkpoints(
+    hosts: &[std::path::PathBuf],
+    create: &[&str],
+    serve: &[&str],
+) {
     use palace_processes::{call, start_server};
     use serde_json::json;
 
     const SERVERS: usize = 4;
     const EVENTS_EACH: usize = 25;
-    let dir = tempfile::tempdir().unwrap();
-    let palace = dir.path().join("palace");
+    make_fleet_palace(hosts, create);
+    let serve: Vec<String> = serve.iter().map(|a| a.to_string()).collect();
     let mut clients = Vec::new();
-    for _ in 0..SERVERS {
-        clients.push(start_server(&palace, &[]).await);
+    for n in 0..SERVERS {
+        clients.push(start_server(&hosts[n % hosts.len()], &serve).await);
     }
     // Rooms for the tunnels to join.
     for (i, room) in ["alpha", "beta", "s0", "s1", "s2", "s3"].iter().enumerate() {
@@ -509,6 +555,49 @@ async fn four_mcp_servers_share_events_tunnels_and_checkpoints() {
     .await
     .unwrap();
     assert_eq!(all["total"], 2 + SERVERS as u64, "{all}");
+    // A task sent from the first server is answered from the last; the first, waiting for
+    // the reply, wakes with it.
+    let task = call(
+        &clients[0],
+        "mempalace_task_create",
+        json!({"project": "fleet", "from_agent": "agent-0", "to_agent": "agent-3", "goal": "Rotate the keys", "branch": "main", "base_commit": "0123456789abcdef0123456789abcdef01234567", "done": "keys rotated"}),
+    )
+    .await
+    .unwrap();
+    let correlation = task["task"]["correlation_id"].as_str().unwrap().to_string();
+    let seen = call(
+        &clients[3],
+        "mempalace_event_list",
+        json!({"to_agent": "agent-3", "correlation_id": correlation}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        seen["count"], 1,
+        "the task reached the other server: {seen}"
+    );
+    let waiter = call(
+        &clients[0],
+        "mempalace_event_wait",
+        json!({"correlation_id": correlation, "type": "task.reply", "timeout_ms": 30000}),
+    );
+    let reply = async {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        call(
+            &clients[3],
+            "mempalace_event_append",
+            json!({"type": "task.reply", "stream": "fleet", "room": "status", "from_agent": "agent-3", "to_agent": "agent-0", "correlation_id": correlation, "body": "done"}),
+        )
+        .await
+        .unwrap()
+    };
+    let (waited, replied) = tokio::join!(waiter, reply);
+    let waited = waited.unwrap();
+    assert_eq!(waited["timed_out"], false, "{waited}");
+    assert_eq!(
+        waited["events"][0]["id"], replied["event"]["id"],
+        "{waited}"
+    );
     for c in clients {
         c.cancel().await.unwrap();
     }

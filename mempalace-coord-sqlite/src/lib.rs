@@ -23,4 +23,4 @@ mod log;
 mod schema;
 
 pub use log::SqliteCoordinationLog;
-pub use schema::CREATE_SCHEMA;
+pub use schema::{CREATE_SCHEMA, replica_id};

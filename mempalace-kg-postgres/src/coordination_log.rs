@@ -41,24 +41,62 @@ const LISTENER_RETRY: Duration = Duration::from_secs(1);
 #[derive(Clone)]
 pub struct PostgresCoordinationLog {
     db: PalaceSchema,
-    replica: Arc<str>,
+    replica: Arc<ReplicaId>,
     signal: Arc<Mutex<Option<Arc<watch::Sender<u64>>>>>,
+}
+
+/// Where the replica id comes from: given, or found (e.g. minted into a file) on first use.
+type FindReplica = Box<dyn Fn() -> Result<String> + Send + Sync>;
+
+/// This host's replica id, resolved once.
+struct ReplicaId {
+    id: std::sync::OnceLock<Arc<str>>,
+    find: Option<FindReplica>,
+}
+
+impl ReplicaId {
+    fn get(&self) -> Result<Arc<str>> {
+        if let Some(id) = self.id.get() {
+            return Ok(Arc::clone(id));
+        }
+        let found: Arc<str> = match &self.find {
+            Some(find) => Arc::from(find()?),
+            None => Arc::from(""),
+        };
+        Ok(Arc::clone(self.id.get_or_init(|| found)))
+    }
 }
 
 impl PostgresCoordinationLog {
     /// The log of the palace whose graph is `graph` (same server, schema and connections);
     /// events appended here carry `replica` (this host's replica id) as their author.
     pub fn new(graph: &PostgresKnowledgeGraph, replica: impl Into<String>) -> Self {
-        PostgresCoordinationLog {
-            db: graph.db.clone(),
-            replica: Arc::from(replica.into()),
-            signal: Default::default(),
-        }
+        let id = std::sync::OnceLock::new();
+        let _ = id.set(Arc::from(replica.into()));
+        Self::with_replica(graph, ReplicaId { id, find: None })
     }
 
-    /// The replica id this log stamps on its appends.
-    pub fn replica(&self) -> &str {
-        &self.replica
+    /// Like [`PostgresCoordinationLog::new`], the replica id found by `find` on the first
+    /// write (e.g. read or minted in the host's palace folder, which a read must not create).
+    pub fn with_replica_from(
+        graph: &PostgresKnowledgeGraph,
+        find: impl Fn() -> Result<String> + Send + Sync + 'static,
+    ) -> Self {
+        Self::with_replica(
+            graph,
+            ReplicaId {
+                id: std::sync::OnceLock::new(),
+                find: Some(Box::new(find)),
+            },
+        )
+    }
+
+    fn with_replica(graph: &PostgresKnowledgeGraph, replica: ReplicaId) -> Self {
+        PostgresCoordinationLog {
+            db: graph.db.clone(),
+            replica: Arc::new(replica),
+            signal: Default::default(),
+        }
     }
 
     async fn client(&self, operation: &'static str) -> Result<deadpool_postgres::Object> {
@@ -335,8 +373,9 @@ impl CoordinationLog for PostgresCoordinationLog {
             .await
             .map_err(pg_store(op))?
             .get(0);
-        let hlc = next_hlc(last.as_deref(), &self.replica);
-        let replica: &str = &self.replica;
+        let replica_id = self.replica.get()?;
+        let hlc = next_hlc(last.as_deref(), &replica_id);
+        let replica: &str = &replica_id;
         let seq: i64 = tx
             .query_one(
                 &self.db.sql(
@@ -378,7 +417,7 @@ impl CoordinationLog for PostgresCoordinationLog {
         self.link_artifacts(&tx, &event.id, &event.artifact_ids, op)
             .await?;
         tx.commit().await.map_err(pg_store(op))?;
-        Ok(event.into_event(seq, Some(self.replica.to_string()), Some(seq), Some(hlc)))
+        Ok(event.into_event(seq, Some(replica_id.to_string()), Some(seq), Some(hlc)))
     }
 
     async fn list_events(&self, filter: &EventFilter) -> Result<Vec<Event>> {
@@ -478,8 +517,9 @@ impl CoordinationLog for PostgresCoordinationLog {
     async fn insert_artifact(&self, artifact: PreparedArtifact) -> Result<Artifact> {
         let op = "insert_artifact";
         self.db.ensure_tables().await?;
+        let replica_id = self.replica.get()?;
+        let replica: &str = &replica_id;
         let client = self.client(op).await?;
-        let replica: &str = &self.replica;
         client
             .execute(
                 &self.db.sql(
@@ -501,7 +541,7 @@ impl CoordinationLog for PostgresCoordinationLog {
             )
             .await
             .map_err(pg_store(op))?;
-        Ok(artifact.into_artifact(Some(self.replica.to_string())))
+        Ok(artifact.into_artifact(Some(replica_id.to_string())))
     }
 
     async fn get_artifact(&self, id: &str) -> Result<Option<Artifact>> {

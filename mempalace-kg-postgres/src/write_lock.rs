@@ -23,6 +23,9 @@ const SESSION_KEEPALIVES: &str = "SET tcp_keepalives_idle = 5; SET tcp_keepalive
      SET tcp_keepalives_count = 3; SET tcp_user_timeout = 10000; \
      SET application_name = 'mempalace write lock'";
 
+/// How long past the lock wait a silent server is given before the lock gives up on it.
+const SERVER_SILENCE: Duration = Duration::from_secs(5);
+
 /// One connection used only for the lock, and the task driving it.
 struct LockSession {
     client: Client,
@@ -185,7 +188,17 @@ impl WriteLock for PostgresWriteLock {
                 _ => self.open_session().await?,
             };
             let wait = self.timeout.saturating_sub(started.elapsed());
-            match self.lock_on(&session, wait).await {
+            // The server bounds the wait (lock_timeout); this bounds a server or network that
+            // stopped answering (the session is dropped, so a late grant dies with it).
+            let answered =
+                tokio::time::timeout(wait + SERVER_SILENCE, self.lock_on(&session, wait)).await;
+            let Ok(outcome) = answered else {
+                return Err(self.failure(format!(
+                    "PostgreSQL did not answer within {} ms",
+                    (wait + SERVER_SILENCE).as_millis()
+                )));
+            };
+            match outcome {
                 Ok(()) => {
                     *turn = Some(session);
                     return Ok(WriteGuard::holding(ServerLockHeld {

@@ -2,7 +2,8 @@
 //! `palace.json` wins (a backend, collection or graph that contradicts it is an error); a new
 //! palace is assembled as asked (LanceDB and SQLite by default) and writes its `palace.json`
 //! when it is created; every sidecar (coordination log, tunnels, closets) is persisted in the
-//! palace folder.
+//! palace folder, or, for a palace whose graph is in PostgreSQL (a fleet), beside the graph in
+//! its schema, where every host shares them and takes the palace's write lock.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,7 +11,10 @@ use std::time::Duration;
 
 use mempalace_closets_sqlite::SqliteClosets;
 use mempalace_coord_sqlite::SqliteCoordinationLog;
-use mempalace_core::{Embedder, Fusion, KnowledgeGraph, Palace, VectorStore};
+use mempalace_core::closets::ClosetIndex;
+use mempalace_core::coordination::CoordinationLog;
+use mempalace_core::palace_links::PalaceLinks;
+use mempalace_core::{Embedder, Fusion, KnowledgeGraph, Palace, VectorStore, WriteLock};
 use mempalace_links_json::JsonFileLinks;
 
 use crate::config::{
@@ -44,6 +48,7 @@ pub struct PalaceBuilder {
     qdrant_url: Option<String>,
     qdrant_api_key: Option<String>,
     kg_postgres_url: Option<String>,
+    postgres_ca_file: Option<PathBuf>,
     collection: Option<String>,
     model_dir: Option<PathBuf>,
     embedder: Option<Arc<dyn Embedder>>,
@@ -62,6 +67,7 @@ impl PalaceBuilder {
             qdrant_url: None,
             qdrant_api_key: None,
             kg_postgres_url: None,
+            postgres_ca_file: None,
             collection: None,
             model_dir: None,
             embedder: None,
@@ -114,6 +120,14 @@ impl PalaceBuilder {
         self
     }
 
+    /// Trusts the certificates in the PEM file `path` (a private CA, a self-signed server) for
+    /// TLS to PostgreSQL, besides the system's roots. TLS is used whenever the server offers
+    /// it (`sslmode=require` in the URL insists on it) and the server is always verified.
+    pub fn postgres_ca_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.postgres_ca_file = Some(path.into());
+        self
+    }
+
     /// The LanceDB table / Qdrant collection of a new palace (default `mempalace_drawers` for
     /// LanceDB, `mempalace_<palace id>` for Qdrant); an existing one must match its record.
     pub fn collection(mut self, name: impl Into<String>) -> Self {
@@ -151,8 +165,9 @@ impl PalaceBuilder {
         self
     }
 
-    /// How long a Qdrant palace's `add_drawer` waits before its second duplicate look
-    /// (default: `$MEMPALACE_DEDUP_SETTLE_MS`, else 300 ms).
+    /// How long `add_drawer` on a Qdrant palace whose graph is not in PostgreSQL waits before
+    /// its second duplicate look (default: `$MEMPALACE_DEDUP_SETTLE_MS`, else 300 ms). A
+    /// palace with its graph in PostgreSQL takes the fleet's lock there and never waits.
     pub fn dedup_settle(mut self, settle: Duration) -> Self {
         self.dedup_settle = Some(settle);
         self
@@ -304,12 +319,12 @@ async fn open_with(
     )?;
     config.check_embedder(embedder.model_name(), embedder.dimension(), path)?;
     if let Some(store) = &builder.store {
-        let kg = open_graph(builder, &config, recorded.is_none())?;
-        let palace = Palace::new(path, embedder, Arc::clone(store), kg)?;
-        return with_sidecars(palace, builder, path);
+        let graph = open_graph(builder, &config, recorded.is_none())?;
+        let palace = Palace::new(path, embedder, Arc::clone(store), Arc::clone(&graph.kg))?;
+        return with_sidecars(palace, builder, path, graph.shared);
     }
     let store = open_store(builder, &config).await?;
-    let kg = open_graph(builder, &config, recorded.is_none())?;
+    let graph = open_graph(builder, &config, recorded.is_none())?;
     // A palace that exists gets its palace.json (palaces created by a first MCP write before
     // records were written at creation have none, older ones no id), and so does a folder
     // whose graph is in PostgreSQL (so every later open finds it there; a folder that does
@@ -325,35 +340,60 @@ async fn open_with(
     {
         tracing::warn!(error = %e, "could not record palace.json; continuing");
     }
-    let mut palace = Palace::new(path, embedder, store, kg)?
+    let mut palace = Palace::new(path, embedder, store, Arc::clone(&graph.kg))?
         .with_creation_record(Arc::new(PalaceJsonRecord::new(path, config.clone())));
-    if config.backend == BackendKind::Qdrant {
-        // A collection other hosts may write: the palace's lock file does not reach them.
+    if config.backend == BackendKind::Qdrant && graph.shared.is_none() {
+        // A collection other hosts may write, and no server lock they all take: the palace's
+        // lock file does not reach them, so add_drawer looks again after a settle time.
         let settle = match builder.dedup_settle {
             Some(settle) => settle,
             None => dedup_settle_from_env()?,
         };
         palace = palace.with_cross_host_dedup(settle);
     }
-    with_sidecars(palace, builder, path)
+    with_sidecars(palace, builder, path, graph.shared)
 }
 
-/// `palace` with its ranking, and the sidecars persisted in its folder: the coordination
-/// log, tunnels and hallways, closets.
+/// A palace's graph and, when it lives on a server every host shares, the rest of what the
+/// hosts share there.
+struct OpenedGraph {
+    kg: Arc<dyn KnowledgeGraph>,
+    shared: Option<SharedSidecars>,
+}
+
+/// The sidecars and write lock of a palace whose graph is in PostgreSQL: in the same schema,
+/// so every host of a fleet sees the same log, links and closets and takes the same lock.
+struct SharedSidecars {
+    log: Arc<dyn CoordinationLog>,
+    links: Arc<dyn PalaceLinks>,
+    closets: Arc<dyn ClosetIndex>,
+    write_lock: Arc<dyn WriteLock>,
+}
+
+/// `palace` with its ranking, and its sidecars: the shared ones when its graph is on a
+/// server, else the coordination log, tunnels and hallways, closets persisted in its folder.
 fn with_sidecars(
     palace: Palace,
     builder: &PalaceBuilder,
     path: &Path,
+    shared: Option<SharedSidecars>,
 ) -> Result<Palace, OpenError> {
     let fusion = match builder.fusion {
         Some(fusion) => fusion,
         None => fusion_from_env()?,
     };
-    Ok(palace
-        .with_fusion(fusion)
-        .with_coordination_log(Arc::new(SqliteCoordinationLog::in_palace(path)))
-        .with_links(Arc::new(JsonFileLinks::new(path)))
-        .with_closets(Arc::new(SqliteClosets::in_palace(path))))
+    let palace = palace.with_fusion(fusion);
+    Ok(match shared {
+        Some(shared) => palace
+            .with_write_lock(shared.write_lock)
+            .with_coordination_log(shared.log)
+            .with_links(shared.links)
+            .with_closets(shared.closets),
+        None => palace
+            .with_coordination_log(Arc::new(SqliteCoordinationLog::in_palace(path)))
+            .with_links(Arc::new(JsonFileLinks::new(path)))
+            .with_closets(Arc::new(SqliteClosets::in_palace(path))),
+    })
 }
 
 /// The vector store the record names.
@@ -421,16 +461,17 @@ fn open_graph(
     builder: &PalaceBuilder,
     config: &PalaceConfig,
     new_palace: bool,
-) -> Result<Arc<dyn KnowledgeGraph>, OpenError> {
+) -> Result<OpenedGraph, OpenError> {
     let path = &builder.path;
     let local = mempalace_core::locations::knowledge_graph_path(path, builder.named_explicitly);
     match config.knowledge_graph {
         KgBackend::Sqlite => {
             #[cfg(feature = "sqlite")]
             {
-                Ok(Arc::new(mempalace_kg_sqlite::SqliteKnowledgeGraph::open(
-                    local,
-                )))
+                Ok(OpenedGraph {
+                    kg: Arc::new(mempalace_kg_sqlite::SqliteKnowledgeGraph::open(local)),
+                    shared: None,
+                })
             }
             #[cfg(not(feature = "sqlite"))]
             {
@@ -458,12 +499,36 @@ fn open_graph(
             };
             #[cfg(feature = "postgres")]
             {
-                use mempalace_kg_postgres::{PostgresKnowledgeGraph, SchemaName};
-                let mut graph = PostgresKnowledgeGraph::connect(url, SchemaName::new(schema)?)?;
-                if let Some(id) = &config.palace_id {
-                    graph = graph.with_owner(id.clone());
+                use mempalace_kg_postgres::{
+                    PostgresClosets, PostgresCoordinationLog, PostgresKnowledgeGraph,
+                    PostgresLinks, PostgresTls, PostgresWriteLock, SchemaName,
+                };
+                let tls = PostgresTls {
+                    ca_file: builder.postgres_ca_file.clone(),
+                };
+                let mut graph =
+                    PostgresKnowledgeGraph::connect_with_tls(url, SchemaName::new(schema)?, tls)?;
+                let palace_id = config.palace_id.clone().unwrap_or_default();
+                if !palace_id.is_empty() {
+                    graph = graph.with_owner(palace_id.clone());
                 }
-                Ok(Arc::new(graph))
+                // This host's replica id (its own replica.json), read or minted on the first
+                // append, never by a read.
+                let host_dir = path.clone();
+                let log = PostgresCoordinationLog::with_replica_from(&graph, move || {
+                    mempalace_coord_sqlite::replica_id(&host_dir)
+                        .map_err(|e| mempalace_core::PalaceError::io(host_dir.clone(), e))
+                });
+                let shared = SharedSidecars {
+                    log: Arc::new(log),
+                    links: Arc::new(PostgresLinks::new(&graph)),
+                    closets: Arc::new(PostgresClosets::new(&graph)),
+                    write_lock: Arc::new(PostgresWriteLock::new(&graph, &palace_id)?),
+                };
+                Ok(OpenedGraph {
+                    kg: Arc::new(graph),
+                    shared: Some(shared),
+                })
             }
             #[cfg(not(feature = "postgres"))]
             {
