@@ -107,12 +107,28 @@ pub(crate) fn pool(url: &str, tls: &PostgresTls) -> Result<Pool> {
         .map_err(|e| PalaceError::kg("connect", e))
 }
 
-/// The server's message for a driver error (with its SQLSTATE), else the driver's.
+/// The server's message for a driver error (with its SQLSTATE), else the driver's with its
+/// causes (a TLS handshake failure says which certificate check failed).
 pub(crate) fn detail(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => e.to_string(),
+        None => with_causes(e),
     }
+}
+
+/// `e` and every cause below it, joined with ": ".
+pub(crate) fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let next = c.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// A knowledge-graph error with the server's message, for `operation`; the driver's error is
@@ -137,10 +153,10 @@ pub(crate) fn pg_store(operation: &'static str) -> impl Fn(tokio_postgres::Error
 }
 
 /// A sidecar's failure to get a connection.
-pub(crate) fn no_connection(operation: &'static str, e: impl std::fmt::Display) -> PalaceError {
+pub(crate) fn no_connection(operation: &'static str, e: deadpool_postgres::PoolError) -> PalaceError {
     PalaceError::store(
         "postgres",
         operation,
-        format!("connecting to PostgreSQL: {e}"),
+        format!("connecting to PostgreSQL: {}", with_causes(&e)),
     )
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use deadpool_postgres::{GenericClient, Pool};
 use mempalace_core::{PalaceError, Result};
 
-use crate::connection::{PostgresTls, pg, pool};
+use crate::connection::{PostgresTls, pg, pool, with_causes};
 use crate::schema::{SchemaName, create_schema_sql};
 
 /// A palace's schema and the pool that reaches it. Cheap to clone (clones share the pool).
@@ -145,7 +145,12 @@ impl PalaceSchema {
         self.pool
             .get()
             .await
-            .map_err(|e| PalaceError::kg(operation, format!("connecting to PostgreSQL: {e}")))
+            .map_err(|e| {
+                PalaceError::kg(
+                    operation,
+                    format!("connecting to PostgreSQL: {}", with_causes(&e)),
+                )
+            })
     }
 
     /// Whether the table `table` (one of the palace's) exists (remembered once it does); the
