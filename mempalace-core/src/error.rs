@@ -57,7 +57,7 @@ pub enum PalaceError {
     /// The palace write lock could not be taken in time (another process holds it).
     #[error("palace busy: could not take the write lock at {} within {waited_ms} ms", path.display())]
     PalaceBusy {
-        /// The lock file.
+        /// The lock file (`postgres:<schema>` for a fleet's lock on the server).
         path: PathBuf,
         /// How long we waited.
         waited_ms: u64,

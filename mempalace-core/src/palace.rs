@@ -52,6 +52,7 @@ mod health_ops;
 mod mining_support;
 mod reconnect;
 mod room_reclassify;
+mod sidecar_adoption;
 mod source_cleanup;
 mod verify_ops;
 mod wake_up_ops;
@@ -71,6 +72,7 @@ pub use entity_links::{HallwayRebuild, ProposalOutcome, WingHallways};
 pub use graph_ops::{HallwayDeleted, TunnelDeleted};
 pub use reconnect::Reconnected;
 pub use room_reclassify::RoomPlan;
+pub use sidecar_adoption::SidecarsAdopted;
 pub use source_cleanup::{SourceDeletion, SyncReport, SyncRequest};
 pub use wing_names::{WingNameMigration, WingRename};
 

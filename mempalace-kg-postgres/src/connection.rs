@@ -153,7 +153,10 @@ pub(crate) fn pg_store(operation: &'static str) -> impl Fn(tokio_postgres::Error
 }
 
 /// A sidecar's failure to get a connection.
-pub(crate) fn no_connection(operation: &'static str, e: deadpool_postgres::PoolError) -> PalaceError {
+pub(crate) fn no_connection(
+    operation: &'static str,
+    e: deadpool_postgres::PoolError,
+) -> PalaceError {
     PalaceError::store(
         "postgres",
         operation,

@@ -35,7 +35,8 @@ const LISTENER_RETRY: Duration = Duration::from_secs(1);
 ///
 /// Appends are serialised by a transaction-scoped advisory lock, so `seq` (the append
 /// position) follows commit order on every host and a reader's cursor never skips an event
-/// that commits later; the clock stamp (`hlc`, 3.11's format) grows with `seq`. Each append
+/// that commits later; the clock stamp (`hlc`, 3.11's format) grows with `seq`, and
+/// `origin_seq` counts each author replica's own appends. Each append
 /// sends a `NOTIFY` on the schema's channel: [`CoordinationLog::append_signal`] listens on it,
 /// so an `event_wait` on one host wakes when another host appends. Cheap to clone.
 #[derive(Clone)]
@@ -406,18 +407,27 @@ impl CoordinationLog for PostgresCoordinationLog {
             .await
             .map_err(pg_store(op))?
             .get(0);
-        tx.execute(
-            &self
-                .db
-                .sql("UPDATE {s}.events SET origin_seq = seq WHERE seq = $1"),
-            &[&seq],
-        )
-        .await
-        .map_err(pg_store(op))?;
+        // The author's own sequence (3.11's origin_seq): this replica's next number, so events
+        // imported from a host's earlier log keep theirs and never clash with new ones.
+        let origin_seq: i64 = tx
+            .query_one(
+                &self.db.sql(
+                    "UPDATE {s}.events SET origin_seq = (SELECT COALESCE(max(origin_seq), 0) + 1                      FROM {s}.events WHERE origin_replica = $2) WHERE seq = $1 RETURNING origin_seq",
+                ),
+                &[&seq, &replica],
+            )
+            .await
+            .map_err(pg_store(op))?
+            .get(0);
         self.link_artifacts(&tx, &event.id, &event.artifact_ids, op)
             .await?;
         tx.commit().await.map_err(pg_store(op))?;
-        Ok(event.into_event(seq, Some(replica_id.to_string()), Some(seq), Some(hlc)))
+        Ok(event.into_event(
+            seq,
+            Some(replica_id.to_string()),
+            Some(origin_seq),
+            Some(hlc),
+        ))
     }
 
     async fn list_events(&self, filter: &EventFilter) -> Result<Vec<Event>> {

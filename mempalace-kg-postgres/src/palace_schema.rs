@@ -142,15 +142,12 @@ impl PalaceSchema {
         &self,
         operation: &'static str,
     ) -> Result<deadpool_postgres::Object> {
-        self.pool
-            .get()
-            .await
-            .map_err(|e| {
-                PalaceError::kg(
-                    operation,
-                    format!("connecting to PostgreSQL: {}", with_causes(&e)),
-                )
-            })
+        self.pool.get().await.map_err(|e| {
+            PalaceError::kg(
+                operation,
+                format!("connecting to PostgreSQL: {}", with_causes(&e)),
+            )
+        })
     }
 
     /// Whether the table `table` (one of the palace's) exists (remembered once it does); the

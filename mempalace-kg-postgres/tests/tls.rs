@@ -66,19 +66,22 @@ fn url(cluster: &OwnCluster, host: &str, sslmode: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trusted_self_signed_server_is_used_encrypted_and_others_are_refused() {
-    let Some((cluster, ca)) =
-        tokio::task::spawn_blocking(|| cluster_with_tls("a_trusted_self_signed_server_is_used_encrypted_and_others_are_refused"))
-            .await
-            .unwrap()
-    else {
+    let Some((cluster, ca)) = tokio::task::spawn_blocking(|| {
+        cluster_with_tls("a_trusted_self_signed_server_is_used_encrypted_and_others_are_refused")
+    })
+    .await
+    .unwrap() else {
         return;
     };
     let tls = PostgresTls::with_ca_file(&ca);
     // Trusted: the graph, the log and the lock all work, over TLS.
     let schema = fresh_schema("tls");
-    let graph =
-        PostgresKnowledgeGraph::connect_with_tls(&url(&cluster, "localhost", "require"), schema, tls.clone())
-            .unwrap();
+    let graph = PostgresKnowledgeGraph::connect_with_tls(
+        &url(&cluster, "localhost", "require"),
+        schema,
+        tls.clone(),
+    )
+    .unwrap();
     graph
         .add_triple(&NewTriple::new("Fleet", "uses", "TLS"))
         .await
@@ -93,15 +96,19 @@ async fn a_trusted_self_signed_server_is_used_encrypted_and_others_are_refused()
     drop(lock.acquire().await.expect("the lock over TLS"));
     // The connection is encrypted (the server says so), also under the default sslmode.
     for sslmode in ["require", "prefer"] {
-        let config: tokio_postgres::Config =
-            url(&cluster, "localhost", sslmode).parse().unwrap();
+        let config: tokio_postgres::Config = url(&cluster, "localhost", sslmode).parse().unwrap();
         let (client, connection) = config
-            .connect(tokio_postgres_rustls::MakeRustlsConnect::new(client_config(&ca)))
+            .connect(tokio_postgres_rustls::MakeRustlsConnect::new(
+                client_config(&ca),
+            ))
             .await
             .unwrap();
         tokio::spawn(connection);
         let ssl: bool = client
-            .query_one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", &[])
+            .query_one(
+                "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                &[],
+            )
             .await
             .unwrap()
             .get(0);
@@ -111,7 +118,10 @@ async fn a_trusted_self_signed_server_is_used_encrypted_and_others_are_refused()
     for (what, graph) in [
         (
             "an unknown issuer",
-            PostgresKnowledgeGraph::connect(&url(&cluster, "localhost", "require"), fresh_schema("tls")),
+            PostgresKnowledgeGraph::connect(
+                &url(&cluster, "localhost", "require"),
+                fresh_schema("tls"),
+            ),
         ),
         (
             "another name",
@@ -148,9 +158,9 @@ async fn a_trusted_self_signed_server_is_used_encrypted_and_others_are_refused()
 
 /// A rustls client trusting only `ca`.
 fn client_config(ca: &std::path::Path) -> tokio_rustls::rustls::ClientConfig {
-    use tokio_rustls::rustls;
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls;
     let mut roots = rustls::RootCertStore::empty();
     for cert in CertificateDer::pem_file_iter(ca).unwrap() {
         roots.add(cert.unwrap()).unwrap();

@@ -69,7 +69,7 @@
 //! | `sqlite` | the knowledge graph in SQLite (3.11's file) | yes |
 //! | `minilm` | all-MiniLM-L6-v2 on CPU (candle), loaded from disk | yes |
 //! | `qdrant` | drawers in a Qdrant server | |
-//! | `postgres` | the knowledge graph in PostgreSQL (a fleet) | |
+//! | `postgres` | the graph, coordination log, links, closets and write lock in PostgreSQL (a fleet) | |
 //! | `openblas` | MiniLM on the system's OpenBLAS, about 3× faster | |
 //! | `mcp` | the MCP server | |
 //!

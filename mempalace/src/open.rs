@@ -321,7 +321,12 @@ async fn open_with(
     if let Some(store) = &builder.store {
         let graph = open_graph(builder, &config, recorded.is_none())?;
         let palace = Palace::new(path, embedder, Arc::clone(store), Arc::clone(&graph.kg))?;
-        return with_sidecars(palace, builder, path, graph.shared);
+        let adopting = graph.shared.is_some();
+        let palace = with_sidecars(palace, builder, path, graph.shared)?;
+        if adopting {
+            adopt_local_sidecars(&palace, path).await;
+        }
+        return Ok(palace);
     }
     let store = open_store(builder, &config).await?;
     let graph = open_graph(builder, &config, recorded.is_none())?;
@@ -351,7 +356,72 @@ async fn open_with(
         };
         palace = palace.with_cross_host_dedup(settle);
     }
-    with_sidecars(palace, builder, path, graph.shared)
+    let adopting = graph.shared.is_some();
+    let palace = with_sidecars(palace, builder, path, graph.shared)?;
+    if adopting {
+        adopt_local_sidecars(&palace, path).await;
+    }
+    Ok(palace)
+}
+
+/// The files a palace folder kept its sidecars in before they moved beside a PostgreSQL graph.
+const LOCAL_SIDECAR_FILES: [&str; 4] = [
+    mempalace_core::PalaceLayout::COORDINATION_LOG,
+    mempalace_core::PalaceLayout::TUNNELS,
+    mempalace_core::PalaceLayout::HALLWAYS,
+    mempalace_core::PalaceLayout::CLOSETS,
+];
+
+/// What a moved sidecar file is renamed with (`logstream.sqlite3.moved-to-postgres`).
+const MOVED_SUFFIX: &str = ".moved-to-postgres";
+
+/// A palace whose sidecars now live in PostgreSQL, opened on a host that still has them in
+/// its folder (a fleet palace from before they were shared): their records are copied into
+/// the shared ones (nothing stored twice), then the files are renamed `…moved-to-postgres`.
+/// On failure (the server unreachable) the files stay and the next open tries again.
+async fn adopt_local_sidecars(palace: &Palace, path: &Path) {
+    let present: Vec<PathBuf> = LOCAL_SIDECAR_FILES
+        .iter()
+        .map(|name| path.join(name))
+        .filter(|file| file.is_file())
+        .collect();
+    if present.is_empty() {
+        return;
+    }
+    let adopted = {
+        let log = SqliteCoordinationLog::in_palace(path);
+        let links = JsonFileLinks::new(path);
+        let closets = SqliteClosets::in_palace(path);
+        palace.adopt_sidecars(&log, &links, &closets).await
+    };
+    match adopted {
+        Ok(adopted) => {
+            for file in &present {
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut from = file.as_os_str().to_owned();
+                    from.push(suffix);
+                    let mut to = file.as_os_str().to_owned();
+                    to.push(MOVED_SUFFIX);
+                    to.push(suffix);
+                    match std::fs::rename(&from, &to) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => {
+                            tracing::warn!(error = %e, file = %file.display(), "could not set the moved sidecar file aside")
+                        }
+                    }
+                }
+            }
+            tracing::info!(
+                ?adopted,
+                "this host's coordination log, links and closets moved into PostgreSQL"
+            );
+        }
+        Err(e) => tracing::warn!(
+            error = %e,
+            "this host's coordination log, links and closets could not be moved into PostgreSQL yet; they stay, and the next open tries again"
+        ),
+    }
 }
 
 /// A palace's graph and, when it lives on a server every host shares, the rest of what the

@@ -384,9 +384,9 @@ impl ImportState {
             self.report.added.closets += palace.closets.insert_missing(&closets).await? as u64;
         }
         let tunnels = std::mem::take(&mut self.tunnels);
-        self.report.added.tunnels += merge_links(palace, tunnels, true).await?;
+        self.report.added.tunnels += merge_links(palace.links.as_ref(), tunnels, true).await?;
         let hallways = std::mem::take(&mut self.hallways);
-        self.report.added.hallways += merge_links(palace, hallways, false).await?;
+        self.report.added.hallways += merge_links(palace.links.as_ref(), hallways, false).await?;
         Ok(())
     }
 
@@ -421,7 +421,11 @@ impl ImportState {
 
 /// Adds the link records whose `id` is not stored yet (tunnels, else hallways); returns how
 /// many were added. A record without a text `id` is refused.
-async fn merge_links(palace: &Palace, incoming: Vec<Value>, tunnels: bool) -> Result<u64> {
+pub(super) async fn merge_links(
+    links: &dyn crate::palace_links::PalaceLinks,
+    incoming: Vec<Value>,
+    tunnels: bool,
+) -> Result<u64> {
     if incoming.is_empty() {
         return Ok(0);
     }
@@ -457,9 +461,9 @@ async fn merge_links(palace: &Palace, incoming: Vec<Value>, tunnels: bool) -> Re
         counter.load(Ordering::Relaxed) > 0
     });
     if tunnels {
-        palace.links.edit_tunnel_records(edit).await?;
+        links.edit_tunnel_records(edit).await?;
     } else {
-        palace.links.edit_hallway_records(edit).await?;
+        links.edit_hallway_records(edit).await?;
     }
     Ok(added.load(Ordering::Relaxed))
 }

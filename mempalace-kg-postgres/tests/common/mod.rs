@@ -1,3 +1,4 @@
+#![allow(dead_code)] // each test binary uses a part
 //! Helpers shared by this crate's integration tests.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,16 +30,16 @@ impl OwnCluster {
     pub fn start(test: &str) -> Option<Self> {
         let script =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/postgres/start.sh");
-        let out = std::process::Command::new("bash").arg(script).output().ok()?;
+        let out = std::process::Command::new("bash")
+            .arg(script)
+            .output()
+            .ok()?;
         if !out.status.success() {
             let why = format!(
                 "SKIPPED {test}: cannot start a PostgreSQL cluster: {}",
                 String::from_utf8_lossy(&out.stderr)
             );
-            assert!(
-                !mempalace_conformance::live_service::skips_fail(),
-                "{why}"
-            );
+            assert!(!mempalace_conformance::live_service::skips_fail(), "{why}");
             eprintln!("{why}");
             return None;
         }
