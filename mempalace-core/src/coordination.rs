@@ -582,8 +582,9 @@ impl PreparedArtifact {
 /// Storage of the coordination log: prepared rows in, validated queries answered.
 #[async_trait]
 pub trait CoordinationLog: Send + Sync {
-    /// Stores one event in a single transaction: `seq` (and `origin_seq`) is the next append
-    /// position, every referenced artifact must exist (else [`unknown_artifact`], nothing
+    /// Stores one event in a single transaction: `seq` is the next append position and
+    /// `origin_seq` the author replica's own next number (a log with one author, like the
+    /// SQLite file, uses the append position), every referenced artifact must exist (else [`unknown_artifact`], nothing
     /// stored). Returns the stored event, `artifact_ids` in the given order.
     async fn insert_event(&self, event: PreparedEvent) -> Result<Event>;
     /// Events passing `filter`, by `seq` in its order, at most `filter.limit`, each with its

@@ -16,8 +16,12 @@ const POOL_SIZE: usize = 16;
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the client waits for a TCP connection to open.
 const TCP_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// TCP keepalive: a silent server (a cut network) is noticed within about a minute.
+/// TCP keepalive: a silent server (a cut network) is noticed within about 30 s of idleness.
 const KEEPALIVE_IDLE: Duration = Duration::from_secs(15);
+/// Between keepalive probes.
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+/// Lost probes before the connection is given up.
+const KEEPALIVE_RETRIES: u32 = 3;
 
 /// How connections to PostgreSQL are secured.
 ///
@@ -25,7 +29,8 @@ const KEEPALIVE_IDLE: Duration = Duration::from_secs(15);
 /// `require`, which refuses a server without TLS; `disable` never uses it), and the server's
 /// certificate is always verified, chain and host name, against the system's roots and the
 /// [`PostgresTls::ca_file`] if one is given: a server whose certificate does not verify is
-/// refused, never used without verification.
+/// refused, never used without verification. (Under `prefer` a server that offers no TLS is
+/// used in the clear, so across an untrusted network say `sslmode=require`.)
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PostgresTls {
     /// A PEM file of certificates to trust besides the system's (a private CA, or a
@@ -85,7 +90,11 @@ pub(crate) fn config(url: &str) -> Result<tokio_postgres::Config> {
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(TCP_CONNECT_TIMEOUT);
     }
-    config.keepalives(true).keepalives_idle(KEEPALIVE_IDLE);
+    config
+        .keepalives(true)
+        .keepalives_idle(KEEPALIVE_IDLE)
+        .keepalives_interval(KEEPALIVE_INTERVAL)
+        .keepalives_retries(KEEPALIVE_RETRIES);
     Ok(config)
 }
 
@@ -116,7 +125,8 @@ pub(crate) fn detail(e: &tokio_postgres::Error) -> String {
     }
 }
 
-/// `e` and every cause below it, joined with ": ".
+/// `e` and every cause below it, joined with ": "; a refused server certificate says what to
+/// do about it.
 pub(crate) fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = e.to_string();
     let mut cause = e.source();
@@ -127,6 +137,13 @@ pub(crate) fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
             text.push_str(&next);
         }
         cause = c.source();
+    }
+    if text.contains("certificate") {
+        text.push_str(
+            " (the server's TLS certificate was not accepted: trust its CA with \
+             --kg-postgres-ca-file / MEMPALACE_KG_POSTGRES_CA_FILE, or put sslmode=disable in the \
+             URL to connect without TLS)",
+        );
     }
     text
 }

@@ -27,16 +27,19 @@ const EVENT_COLUMNS: &str = "seq, id, origin_replica, origin_seq, hlc, type, str
 const ARTIFACT_COLUMNS: &str =
     "id, kind, sha256, size_bytes, content, created_by, created_at, origin_replica, metadata_json";
 
-/// How long the listener waits before reconnecting after its connection is lost.
+/// How long the listener first waits before reconnecting after its connection is lost; the
+/// wait doubles while it keeps failing, up to [`LISTENER_RETRY_MAX`].
 const LISTENER_RETRY: Duration = Duration::from_secs(1);
+/// The longest wait between the listener's reconnections.
+const LISTENER_RETRY_MAX: Duration = Duration::from_secs(30);
 
 /// The coordination log (events, tasks, artifacts, acks) in a palace's PostgreSQL schema:
 /// every host of the fleet appends to and reads the same log.
 ///
 /// Appends are serialised by a transaction-scoped advisory lock, so `seq` (the append
 /// position) follows commit order on every host and a reader's cursor never skips an event
-/// that commits later; the clock stamp (`hlc`, 3.11's format) grows with `seq`, and
-/// `origin_seq` counts each author replica's own appends. Each append
+/// that commits later; each append's clock stamp (`hlc`, 3.11's format) is later than every
+/// stored one, and `origin_seq` counts each author replica's own appends. Each append
 /// sends a `NOTIFY` on the schema's channel: [`CoordinationLog::append_signal`] listens on it,
 /// so an `event_wait` on one host wakes when another host appends. Cheap to clone.
 #[derive(Clone)]
@@ -267,6 +270,7 @@ async fn listen(
         }
         None => false,
     };
+    let mut retry = LISTENER_RETRY;
     loop {
         if signal.strong_count() == 0 {
             return;
@@ -285,6 +289,7 @@ async fn listen(
                                 break;
                             }
                             subscribed = true;
+                            retry = LISTENER_RETRY;
                             if !bump(&signal) {
                                 return;
                             }
@@ -314,7 +319,8 @@ async fn listen(
             }
             Err(e) => tracing::debug!(error = %e, "coordination log: listener cannot connect"),
         }
-        tokio::time::sleep(LISTENER_RETRY).await;
+        tokio::time::sleep(retry).await;
+        retry = (retry * 2).min(LISTENER_RETRY_MAX);
     }
 }
 
@@ -364,6 +370,8 @@ fn artifact_from_row(row: &Row) -> Artifact {
 impl CoordinationLog for PostgresCoordinationLog {
     async fn insert_event(&self, event: PreparedEvent) -> Result<Event> {
         let op = "insert_event";
+        // Found (perhaps minted in a file) before the fleet-wide append lock is taken.
+        let replica_id = self.replica.get()?;
         self.db.ensure_tables().await?;
         let mut client = self.client(op).await?;
         let tx = client.transaction().await.map_err(pg_store(op))?;
@@ -374,7 +382,6 @@ impl CoordinationLog for PostgresCoordinationLog {
             .await
             .map_err(pg_store(op))?
             .get(0);
-        let replica_id = self.replica.get()?;
         let hlc = next_hlc(last.as_deref(), &replica_id);
         let replica: &str = &replica_id;
         let seq: i64 = tx

@@ -10,7 +10,7 @@ use deadpool_postgres::{GenericClient, Pool};
 use mempalace_core::{PalaceError, Result};
 
 use crate::connection::{PostgresTls, pg, pool, with_causes};
-use crate::schema::{SchemaName, create_schema_sql};
+use crate::schema::{LAST_SCHEMA_OBJECT, SchemaName, create_schema_sql};
 
 /// A palace's schema and the pool that reaches it. Cheap to clone (clones share the pool).
 #[derive(Clone)]
@@ -58,7 +58,7 @@ impl PalaceSchema {
         };
         client
             .execute(
-                &self.sql("INSERT INTO {s}.palace_owner (palace_id) SELECT $1 WHERE NOT EXISTS (SELECT 1 FROM {s}.palace_owner)"),
+                &self.sql("INSERT INTO {s}.palace_owner (palace_id) SELECT $1 WHERE NOT EXISTS (SELECT 1 FROM {s}.palace_owner) ON CONFLICT DO NOTHING"),
                 &[owner],
             )
             .await
@@ -187,6 +187,13 @@ impl PalaceSchema {
         }
         let op = "create";
         let mut client = self.client(op).await?;
+        // A schema that has every object (the script's last one exists) is only checked: the
+        // script's CREATE INDEX IF NOT EXISTS would lock each table on every process's start.
+        if self.table_exists(&client, LAST_SCHEMA_OBJECT, op).await? {
+            self.check_owner(&client, op).await?;
+            self.created.store(true, Ordering::Release);
+            return Ok(());
+        }
         let tx = client.transaction().await.map_err(pg(op))?;
         tx.execute(
             "SELECT pg_advisory_xact_lock(hashtext($1))",

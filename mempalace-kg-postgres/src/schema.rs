@@ -66,6 +66,9 @@ impl SchemaName {
     }
 }
 
+/// The last object [`create_schema_sql`] creates: a schema that has it has them all.
+pub(crate) const LAST_SCHEMA_OBJECT: &str = "closets_by_source";
+
 /// The tables and indexes, in schema `{s}`. The columns are MemPalace's SQLite graph's, with
 /// text compared byte-wise (`COLLATE "C"`, as SQLite compares), plus `triples_one_open`: at
 /// most one open fact per (subject, predicate, object), so writers on many hosts can never

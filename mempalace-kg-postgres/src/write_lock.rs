@@ -18,10 +18,22 @@ use crate::connection::{config, detail};
 
 /// How a lock session asks the server to notice a silent client (a host cut off or powered
 /// off while holding the lock): TCP keepalive probes after 5 s idle, every 2 s, 3 lost probes
-/// end the session (and release its lock), as does 10 s of unacknowledged data.
-const SESSION_KEEPALIVES: &str = "SET tcp_keepalives_idle = 5; SET tcp_keepalives_interval = 2; \
-     SET tcp_keepalives_count = 3; SET tcp_user_timeout = 10000; \
-     SET application_name = 'mempalace write lock'";
+/// end the session (and release its lock), as does 10 s of unacknowledged data. The session
+/// is also exempt from the server's statement and idle timeouts, which would otherwise end it
+/// (and free the lock) while its holder is writing elsewhere. Set through `pg_settings`, so a
+/// server too old for one of them skips it instead of refusing the session.
+const SESSION_SETTINGS: &str = "SELECT set_config(s.name, s.value, false) \
+     FROM (VALUES ('tcp_keepalives_idle', '5'), ('tcp_keepalives_interval', '2'), \
+     ('tcp_keepalives_count', '3'), ('tcp_user_timeout', '10000'), ('statement_timeout', '0'), \
+     ('idle_session_timeout', '0'), ('idle_in_transaction_session_timeout', '0'), \
+     ('application_name', 'mempalace write lock')) AS s(name, value) \
+     JOIN pg_settings p ON p.name = s.name";
+
+/// The longest lock wait the server is asked for (its `lock_timeout` caps near 24 days).
+const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+/// How long a release may take before its session is closed instead (which releases too).
+const UNLOCK_BOUND: Duration = Duration::from_secs(5);
 
 /// How long past the lock wait a silent server is given before the lock gives up on it.
 const SERVER_SILENCE: Duration = Duration::from_secs(5);
@@ -39,7 +51,11 @@ struct LockSession {
 ///   (default 30 s) is [`PalaceError::PalaceBusy`].
 /// - A holder that dies releases the lock with its session: at once when the process is
 ///   killed (its connection closes), within about 20 s when its host goes silent (the
-///   session's TCP keepalives), so no lock is ever left stale.
+///   session's TCP keepalives, when the host connects to the server directly rather than
+///   through a pooler), so no lock is ever left stale.
+/// - The lock lasts as long as its session: a server restart while a write is under way
+///   ends it early (the release then logs a warning), and another host may start its write
+///   before this one ends.
 ///
 /// The guard releases the lock when dropped (on tokio; the unlock runs as a task, and the
 /// next task of this process waits for it).
@@ -105,7 +121,7 @@ impl PostgresWriteLock {
             }
         });
         client
-            .batch_execute(SESSION_KEEPALIVES)
+            .batch_execute(SESSION_SETTINGS)
             .await
             .map_err(|e| self.failure(detail(&e)))?;
         Ok(LockSession { client })
@@ -147,21 +163,28 @@ impl Drop for ServerLockHeld {
             Ok(runtime) => {
                 runtime.spawn(async move {
                     let released = match turn.as_ref() {
-                        Some(session) => session
-                            .client
-                            .query_one("SELECT pg_advisory_unlock($1)", &[&key])
-                            .await
-                            .map(|row| row.get::<_, bool>(0)),
+                        Some(session) => tokio::time::timeout(
+                            UNLOCK_BOUND,
+                            session
+                                .client
+                                .query_one("SELECT pg_advisory_unlock($1)", &[&key]),
+                        )
+                        .await
+                        .map(|answer| answer.map(|row| row.get::<_, bool>(0))),
                         None => return,
                     };
                     match released {
-                        Ok(true) => {}
-                        Ok(false) => {
-                            tracing::warn!("the fleet write lock was lost while held (the server ended its session)");
+                        Ok(Ok(true)) => {}
+                        Ok(Ok(false)) => {
+                            tracing::warn!("the fleet write lock was not held at release (the server had ended its session)");
                         }
                         // Closing the session releases whatever it held.
-                        Err(e) => {
-                            tracing::debug!(error = %e, "write lock unlock failed; closing its session");
+                        Ok(Err(e)) => {
+                            tracing::warn!(error = %e, "the fleet write lock's session failed while held; closing it");
+                            *turn = None;
+                        }
+                        Err(_) => {
+                            tracing::warn!("PostgreSQL did not answer the release of the fleet write lock; closing its session");
                             *turn = None;
                         }
                     }
@@ -185,9 +208,19 @@ impl WriteLock for PostgresWriteLock {
         for attempt in 0..2 {
             let session = match turn.take() {
                 Some(s) if !s.client.is_closed() => s,
-                _ => self.open_session().await?,
+                _ => {
+                    let bound = self.timeout.min(MAX_WAIT) + SERVER_SILENCE;
+                    tokio::time::timeout(bound, self.open_session())
+                        .await
+                        .map_err(|_| {
+                            self.failure(format!(
+                                "PostgreSQL did not accept a session within {} ms",
+                                bound.as_millis()
+                            ))
+                        })??
+                }
             };
-            let wait = self.timeout.saturating_sub(started.elapsed());
+            let wait = self.timeout.min(MAX_WAIT).saturating_sub(started.elapsed());
             // The server bounds the wait (lock_timeout); this bounds a server or network that
             // stopped answering (the session is dropped, so a late grant dies with it).
             let answered =

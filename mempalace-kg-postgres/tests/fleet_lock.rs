@@ -107,19 +107,29 @@ async fn a_holder_killed_with_sigkill_frees_the_lock() {
         return;
     };
     let schema = fresh_schema("lock_killed");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "lock_holder_process",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("MEMPALACE_LOCK_HOLDER_URL", &url)
-        .env("MEMPALACE_LOCK_HOLDER_SCHEMA", schema.as_str())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    /// Kills the child when the test ends, whatever way it ends.
+    struct KillOnDrop(std::process::Child);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut child = KillOnDrop(
+        Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "lock_holder_process",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("MEMPALACE_LOCK_HOLDER_URL", &url)
+            .env("MEMPALACE_LOCK_HOLDER_SCHEMA", schema.as_str())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
     let locked = tokio::task::spawn_blocking(move || {
         lines.any(|l| l.map(|l| l.contains("LOCKED")).unwrap_or(false))
     })
@@ -131,8 +141,8 @@ async fn a_holder_killed_with_sigkill_frees_the_lock() {
         matches!(other.acquire().await, Err(PalaceError::PalaceBusy { .. })),
         "held while the child lives"
     );
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    child.0.kill().unwrap(); // SIGKILL
+    child.0.wait().unwrap();
     let other = other.with_timeout(Duration::from_secs(10));
     let started = Instant::now();
     let _guard = other

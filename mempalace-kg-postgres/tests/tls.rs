@@ -49,6 +49,16 @@ fn cluster_with_tls(test: &str) -> Option<(OwnCluster, std::path::PathBuf)> {
         ] {
             client.batch_execute(&statement).await.unwrap();
         }
+        // The reload is asynchronous: wait until a new session is offered TLS.
+        let config: tokio_postgres::Config = url(&cluster, "localhost", "require").parse().unwrap();
+        for _ in 0..100 {
+            let connector = tokio_postgres_rustls::MakeRustlsConnect::new(client_config(&trusted));
+            if config.connect(connector).await.is_ok() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("the server never offered TLS after the reload");
     });
     Some((cluster, trusted))
 }

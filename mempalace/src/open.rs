@@ -324,7 +324,7 @@ async fn open_with(
         let adopting = graph.shared.is_some();
         let palace = with_sidecars(palace, builder, path, graph.shared)?;
         if adopting {
-            adopt_local_sidecars(&palace, path).await;
+            adopt_local_sidecars(&palace, path).await?;
         }
         return Ok(palace);
     }
@@ -359,7 +359,7 @@ async fn open_with(
     let adopting = graph.shared.is_some();
     let palace = with_sidecars(palace, builder, path, graph.shared)?;
     if adopting {
-        adopt_local_sidecars(&palace, path).await;
+        adopt_local_sidecars(&palace, path).await?;
     }
     Ok(palace)
 }
@@ -377,50 +377,76 @@ const MOVED_SUFFIX: &str = ".moved-to-postgres";
 
 /// A palace whose sidecars now live in PostgreSQL, opened on a host that still has them in
 /// its folder (a fleet palace from before they were shared): their records are copied into
-/// the shared ones (nothing stored twice), then the files are renamed `…moved-to-postgres`.
-/// On failure (the server unreachable) the files stay and the next open tries again.
-async fn adopt_local_sidecars(palace: &Palace, path: &Path) {
+/// the shared ones (nothing stored twice), then the files are set aside as
+/// `…moved-to-postgres`. Until that has succeeded the palace does not open (an error naming
+/// the cause, e.g. the server unreachable): this host appending to the shared log before its
+/// own earlier events are in would give two events one author position.
+async fn adopt_local_sidecars(palace: &Palace, path: &Path) -> Result<(), OpenError> {
     let present: Vec<PathBuf> = LOCAL_SIDECAR_FILES
         .iter()
         .map(|name| path.join(name))
         .filter(|file| file.is_file())
         .collect();
     if present.is_empty() {
-        return;
+        return Ok(());
     }
     let adopted = {
         let log = SqliteCoordinationLog::in_palace(path);
         let links = JsonFileLinks::new(path);
         let closets = SqliteClosets::in_palace(path);
         palace.adopt_sidecars(&log, &links, &closets).await
-    };
-    match adopted {
-        Ok(adopted) => {
-            for file in &present {
-                for suffix in ["", "-wal", "-shm"] {
-                    let mut from = file.as_os_str().to_owned();
-                    from.push(suffix);
-                    let mut to = file.as_os_str().to_owned();
-                    to.push(MOVED_SUFFIX);
-                    to.push(suffix);
-                    match std::fs::rename(&from, &to) {
-                        Ok(()) => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                        Err(e) => {
-                            tracing::warn!(error = %e, file = %file.display(), "could not set the moved sidecar file aside")
-                        }
-                    }
-                }
-            }
-            tracing::info!(
-                ?adopted,
-                "this host's coordination log, links and closets moved into PostgreSQL"
-            );
+    }
+    .map_err(|e| {
+        OpenError::Palace(mempalace_core::PalaceError::store(
+            "postgres",
+            "move this host's coordination log, links and closets into PostgreSQL",
+            format!(
+                "{e}; they stay in {}, and the next open tries again",
+                path.display()
+            ),
+        ))
+    })?;
+    for file in &present {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut from = file.as_os_str().to_owned();
+            from.push(suffix);
+            set_aside(Path::new(&from), suffix);
         }
-        Err(e) => tracing::warn!(
-            error = %e,
-            "this host's coordination log, links and closets could not be moved into PostgreSQL yet; they stay, and the next open tries again"
-        ),
+    }
+    tracing::info!(
+        ?adopted,
+        "this host's coordination log, links and closets moved into PostgreSQL"
+    );
+    Ok(())
+}
+
+/// Renames a moved sidecar file `…moved-to-postgres{suffix}` (`-1`, `-2`, … after it when
+/// that name is taken: an earlier one is never overwritten).
+fn set_aside(from: &Path, suffix: &str) {
+    if !from.exists() {
+        return;
+    }
+    let base = from.to_string_lossy().trim_end_matches(suffix).to_string();
+    for n in 0..10 {
+        let numbered = if n == 0 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
+        let to = PathBuf::from(format!("{base}{MOVED_SUFFIX}{numbered}{suffix}"));
+        match std::fs::hard_link(from, &to) {
+            Ok(()) => {
+                if let Err(e) = std::fs::remove_file(from) {
+                    tracing::warn!(error = %e, file = %from.display(), "could not set the moved sidecar file aside");
+                }
+                return;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                tracing::warn!(error = %e, file = %from.display(), "could not set the moved sidecar file aside");
+                return;
+            }
+        }
     }
 }
 
