@@ -10,6 +10,8 @@
 
 #[path = "../tests/support/palace_processes.rs"]
 mod palace_processes;
+#[path = "../tests/support/qdrant_collections.rs"]
+mod qdrant_collections;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -18,6 +20,7 @@ use std::time::{Duration, Instant};
 use mempalace::core::{Embedder, NewDrawer, Palace};
 use mempalace::{BackendKind, PalaceBuilder};
 use palace_processes::fact;
+use qdrant_collections::{drop_collection, fresh_collection};
 
 /// The stacks compared.
 #[derive(Clone, Copy)]
@@ -35,17 +38,6 @@ impl Stack {
             Stack::Embedded => "LanceDB + SQLite (one host, lock file)",
         }
     }
-}
-
-fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
 }
 
 /// Opens (creating) the palace on `host`; the first host records palace.json, which the
@@ -123,7 +115,7 @@ fn main() {
     println!("| --- | --- | --- | --- | --- | --- |");
     for stack in [Stack::QdrantPostgres, Stack::QdrantSqlite, Stack::Embedded] {
         let dir = tempfile::tempdir().expect("temp dir");
-        let collection = unique("mempalace_bench_fleet");
+        let collection = fresh_collection("mempalace_bench_fleet");
         let hosts = [dir.path().join("host0"), dir.path().join("host1")];
         let (single, concurrent, rate) = rt.block_on(async {
             let first = open(stack, &hosts[0], &collection, &embedder, &qdrant, &pg).await;
@@ -162,13 +154,7 @@ fn main() {
             rate
         );
         if !matches!(stack, Stack::Embedded) {
-            rt.block_on(async {
-                let admin = qdrant_client::Qdrant::from_url(&qdrant)
-                    .skip_compatibility_check()
-                    .build()
-                    .unwrap();
-                let _ = admin.delete_collection(collection.as_str()).await;
-            });
+            rt.block_on(drop_collection(&qdrant, &collection));
         }
     }
 }

@@ -12,6 +12,8 @@
 
 #[path = "support/palace_processes.rs"]
 mod palace_processes;
+#[path = "support/qdrant_collections.rs"]
+mod qdrant_collections;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,7 +23,9 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use mempalace_conformance::live_service::{postgres_url, qdrant_url, skips_fail};
+use mempalace_conformance::throwaway_postgres::ThrowawayPostgres;
 use palace_processes::{call, fact, start_server};
+use qdrant_collections::{drop_collection, fresh_collection};
 use rmcp::RoleClient;
 use rmcp::service::Peer;
 use serde_json::{Value, json};
@@ -68,18 +72,6 @@ fn mempalace(palace: &Path, args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .expect("run mempalace")
-}
-
-/// A collection name no other run uses.
-fn fresh_collection(prefix: &str) -> String {
-    format!(
-        "{prefix}_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
 }
 
 /// Makes a Qdrant + PostgreSQL palace on `hosts[0]` and gives the other hosts its palace.json.
@@ -257,16 +249,6 @@ async fn audit(survivor: &Peer<RoleClient>, runs: &[Vec<Filed>]) -> usize {
     failed.len()
 }
 
-/// Deletes a test's collection.
-async fn drop_collection(url: &str, collection: &str) {
-    let admin = qdrant_client::Qdrant::from_url(url)
-        .api_key(std::env::var("QDRANT_API_KEY").ok())
-        .skip_compatibility_check()
-        .build()
-        .unwrap();
-    let _ = admin.delete_collection(collection).await;
-}
-
 /// Two hosts' fleet: (folders, the palace made).
 fn two_hosts(dir: &Path, qdrant: &str, pg: &str, collection: &str) -> Vec<PathBuf> {
     let hosts: Vec<PathBuf> = (0..2).map(|h| dir.join(format!("host{h}"))).collect();
@@ -327,79 +309,6 @@ async fn a_host_killed_mid_burst_loses_nothing_acknowledged() {
     drop_collection(&qdrant, &collection).await;
 }
 
-/// A PostgreSQL cluster of this test's own (scripts/postgres), stopped when dropped.
-struct OwnPostgres {
-    url: String,
-    dir: String,
-}
-
-impl OwnPostgres {
-    fn start(test: &str) -> Option<Self> {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/postgres/start.sh");
-        let out = StdCommand::new("bash").arg(&script).output().ok()?;
-        if !out.status.success() {
-            let why = format!(
-                "SKIPPED {test}: cannot start a PostgreSQL cluster of its own: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            assert!(!skips_fail(), "{why}");
-            eprintln!("{why}");
-            return None;
-        }
-        let text = String::from_utf8_lossy(&out.stdout);
-        let value = |key: &str| {
-            text.split_whitespace()
-                .find_map(|w| w.strip_prefix(&format!("{key}=")))
-                .map(str::to_string)
-        };
-        Some(OwnPostgres {
-            url: value("MEMPALACE_TEST_POSTGRES_URL")?,
-            dir: value("MEMPALACE_TEST_POSTGRES_DIR")?,
-        })
-    }
-
-    /// `pg_ctl restart -m fast`: every session ends, the server is back within seconds.
-    fn restart(&self) {
-        let bin = std::fs::read_dir("/usr/lib/postgresql")
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .map(|e| e.path().join("bin"))
-            .max()
-            .unwrap();
-        // SAFETY: geteuid has no preconditions.
-        let mut command = if unsafe { libc::geteuid() } == 0 {
-            let mut c = StdCommand::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(bin.join("pg_ctl"));
-            c
-        } else {
-            StdCommand::new(bin.join("pg_ctl"))
-        };
-        let status = command
-            .args([
-                "-D",
-                &format!("{}/data", self.dir),
-                "-m",
-                "fast",
-                "-w",
-                "restart",
-            ])
-            .stdout(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "pg_ctl restart");
-    }
-}
-
-impl Drop for OwnPostgres {
-    fn drop(&mut self) {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/postgres/stop.sh");
-        let _ = StdCommand::new("bash")
-            .arg(script)
-            .env("MEMPALACE_TEST_POSTGRES_DIR", &self.dir)
-            .status();
-    }
-}
-
 /// PostgreSQL restarts while both hosts file: calls fail clearly or go through, nothing
 /// acknowledged is lost, nothing is filed twice, and the palace completes afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -411,7 +320,7 @@ async fn postgres_restarting_mid_burst_loses_and_doubles_nothing() {
     if postgres_url(name).is_none() {
         return;
     }
-    let Some(pg) = OwnPostgres::start(name) else {
+    let Some(pg) = ThrowawayPostgres::start(name) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -7,6 +7,8 @@
 
 #[path = "support/palace_processes.rs"]
 mod palace_processes;
+#[path = "support/qdrant_collections.rs"]
+mod qdrant_collections;
 
 use std::path::Path;
 use std::process::Command as StdCommand;
@@ -14,6 +16,7 @@ use std::time::Instant;
 
 use mempalace_conformance::live_service::{postgres_url, qdrant_url};
 use palace_processes::{call, fact, file_from_hosts, file_from_many_servers, start_server};
+use qdrant_collections::{drop_collection, fresh_collection};
 use serde_json::{Value, json};
 
 const SERVERS: usize = 4;
@@ -43,28 +46,6 @@ async fn four_mcp_servers_on_qdrant_file_each_fact_exactly_once() {
     ];
     four_servers_file_each_fact_exactly_once(&args).await;
     drop_collection(&url, &collection).await;
-}
-
-/// A collection name no other run uses.
-fn fresh_collection(prefix: &str) -> String {
-    format!(
-        "{prefix}_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
-}
-
-/// Deletes a test's collection from the Qdrant server at `url`.
-async fn drop_collection(url: &str, collection: &str) {
-    let admin = qdrant_client::Qdrant::from_url(url)
-        .api_key(std::env::var("QDRANT_API_KEY").ok())
-        .skip_compatibility_check()
-        .build()
-        .unwrap();
-    admin.delete_collection(collection).await.unwrap();
 }
 
 /// A fleet: 4 "hosts" (palace folders that share one palace.json, hence one palace id, one

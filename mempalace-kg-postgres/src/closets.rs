@@ -9,7 +9,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use crate::PostgresKnowledgeGraph;
-use crate::connection::{no_connection, pg_store};
+use crate::connection::pg_store;
 use crate::palace_schema::PalaceSchema;
 
 /// [`ClosetIndex`] in a palace's PostgreSQL schema. Words match anywhere in a closet's text,
@@ -29,14 +29,6 @@ impl PostgresClosets {
         }
     }
 
-    async fn client(&self, operation: &'static str) -> Result<deadpool_postgres::Object> {
-        self.db
-            .pool
-            .get()
-            .await
-            .map_err(|e| no_connection(operation, e))
-    }
-
     /// Whether the closets table exists (reads of a palace without closets create nothing).
     async fn exists(&self, operation: &'static str) -> Result<bool> {
         self.db.has_table("closets", operation).await
@@ -48,7 +40,7 @@ impl PostgresClosets {
             return Ok(0);
         }
         self.db.ensure_tables().await?;
-        let mut client = self.client(op).await?;
+        let mut client = self.db.sidecar_client(op).await?;
         let tx = client.transaction().await.map_err(pg_store(op))?;
         let on_conflict = if replace {
             "ON CONFLICT (id) DO UPDATE SET text = excluded.text, folded = excluded.folded, \
@@ -126,7 +118,7 @@ impl ClosetIndex for PostgresClosets {
         if words.is_empty() || !self.exists(op).await? {
             return Ok(Vec::new());
         }
-        let client = self.client(op).await?;
+        let client = self.db.sidecar_client(op).await?;
         let mut values: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(words)];
         let mut sql = String::from(
             "SELECT c.seq, c.id, c.text, c.wing, c.room, c.source_file, \
@@ -169,7 +161,7 @@ impl ClosetIndex for PostgresClosets {
         if sources.is_empty() || !self.exists(op).await? {
             return Ok(0);
         }
-        let client = self.client(op).await?;
+        let client = self.db.sidecar_client(op).await?;
         let deleted = client
             .execute(
                 &self
@@ -187,7 +179,7 @@ impl ClosetIndex for PostgresClosets {
         if moves.is_empty() || !self.exists(op).await? {
             return Ok(0);
         }
-        let mut client = self.client(op).await?;
+        let mut client = self.db.sidecar_client(op).await?;
         let tx = client.transaction().await.map_err(pg_store(op))?;
         let stmt = tx
             .prepare(&self.db.sql(
@@ -215,7 +207,7 @@ impl ClosetIndex for PostgresClosets {
         if !self.exists(op).await? {
             return Ok(0);
         }
-        let client = self.client(op).await?;
+        let client = self.db.sidecar_client(op).await?;
         let n: i64 = client
             .query_one(&self.db.sql("SELECT COUNT(*) FROM {s}.closets"), &[])
             .await
@@ -229,7 +221,7 @@ impl ClosetIndex for PostgresClosets {
         if !self.exists(op).await? {
             return Ok(Vec::new());
         }
-        let client = self.client(op).await?;
+        let client = self.db.sidecar_client(op).await?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         Ok(client
             .query(

@@ -17,7 +17,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{AsyncMessage, Row};
 
 use crate::PostgresKnowledgeGraph;
-use crate::connection::{config, no_connection, pg_store};
+use crate::connection::{config, pg_store};
 use crate::palace_schema::PalaceSchema;
 
 const EVENT_COLUMNS: &str = "seq, id, origin_replica, origin_seq, hlc, type, stream, room, \
@@ -101,14 +101,6 @@ impl PostgresCoordinationLog {
             replica: Arc::new(replica),
             signal: Default::default(),
         }
-    }
-
-    async fn client(&self, operation: &'static str) -> Result<deadpool_postgres::Object> {
-        self.db
-            .pool
-            .get()
-            .await
-            .map_err(|e| no_connection(operation, e))
     }
 
     /// Whether the log's tables exist (reads of a palace that never wrote create nothing).
@@ -373,7 +365,7 @@ impl CoordinationLog for PostgresCoordinationLog {
         // Found (perhaps minted in a file) before the fleet-wide append lock is taken.
         let replica_id = self.replica.get()?;
         self.db.ensure_tables().await?;
-        let mut client = self.client(op).await?;
+        let mut client = self.db.sidecar_client(op).await?;
         let tx = client.transaction().await.map_err(pg_store(op))?;
         self.begin_append(&tx, op).await?;
         self.require_artifacts(&tx, &event.artifact_ids, op).await?;
@@ -443,7 +435,7 @@ impl CoordinationLog for PostgresCoordinationLog {
             // As the SQLite log: a log never written answers nothing, whatever the query.
             return Ok(Vec::new());
         }
-        let client = self.client(op).await?;
+        let client = self.db.sidecar_client(op).await?;
         let mut clauses: Vec<String> = Vec::new();
         let mut values: Vec<Box<dyn ToSql + Sync + Send>> = Vec::new();
         let mut push = |clause: &str, value: Box<dyn ToSql + Sync + Send>| {
@@ -514,7 +506,7 @@ impl CoordinationLog for PostgresCoordinationLog {
         if !self.exists(op).await? {
             return Ok(None);
         }
-        let client = self.client(op).await?;
+        let client = self.db.sidecar_client(op).await?;
         let mut events: Vec<Event> = client
             .query(
                 &self.db.sql(&format!(
@@ -536,7 +528,7 @@ impl CoordinationLog for PostgresCoordinationLog {
         self.db.ensure_tables().await?;
         let replica_id = self.replica.get()?;
         let replica: &str = &replica_id;
-        let client = self.client(op).await?;
+        let client = self.db.sidecar_client(op).await?;
         client
             .execute(
                 &self.db.sql(
@@ -566,7 +558,7 @@ impl CoordinationLog for PostgresCoordinationLog {
         if !self.exists(op).await? {
             return Ok(None);
         }
-        let client = self.client(op).await?;
+        let client = self.db.sidecar_client(op).await?;
         Ok(client
             .query_opt(
                 &self.db.sql(&format!(
@@ -585,7 +577,7 @@ impl CoordinationLog for PostgresCoordinationLog {
         if !self.exists(op).await? {
             return Ok(Vec::new());
         }
-        let client = self.client(op).await?;
+        let client = self.db.sidecar_client(op).await?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         Ok(client
             .query(
@@ -606,7 +598,7 @@ impl CoordinationLog for PostgresCoordinationLog {
         validate_exported_event(event)?;
         let op = "import_event";
         self.db.ensure_tables().await?;
-        let mut client = self.client(op).await?;
+        let mut client = self.db.sidecar_client(op).await?;
         let tx = client.transaction().await.map_err(pg_store(op))?;
         self.begin_append(&tx, op).await?;
         let present = tx
@@ -679,7 +671,7 @@ impl CoordinationLog for PostgresCoordinationLog {
         validate_exported_artifact(artifact)?;
         let op = "import_artifact";
         self.db.ensure_tables().await?;
-        let client = self.client(op).await?;
+        let client = self.db.sidecar_client(op).await?;
         let inserted = client
             .execute(
                 &self.db.sql(

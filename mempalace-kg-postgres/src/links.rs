@@ -10,7 +10,7 @@ use mempalace_core::{PalaceError, Result};
 use serde_json::Value;
 
 use crate::PostgresKnowledgeGraph;
-use crate::connection::{no_connection, pg_store};
+use crate::connection::pg_store;
 use crate::palace_schema::PalaceSchema;
 
 /// Which record list.
@@ -49,21 +49,13 @@ impl PostgresLinks {
         }
     }
 
-    async fn client(&self, operation: &'static str) -> Result<deadpool_postgres::Object> {
-        self.db
-            .pool
-            .get()
-            .await
-            .map_err(|e| no_connection(operation, e))
-    }
-
     /// The stored records of `kind`; empty when none were ever written.
     async fn read(&self, kind: Kind) -> Result<Vec<Value>> {
         let op = "read links";
         if !self.db.has_table("link_records", op).await? {
             return Ok(Vec::new());
         }
-        let client = self.client(op).await?;
+        let client = self.db.sidecar_client(op).await?;
         let row = client
             .query_opt(
                 &self
@@ -88,7 +80,7 @@ impl PostgresLinks {
     ) -> Result<T> {
         let op = "update links";
         self.db.ensure_tables().await?;
-        let mut client = self.client(op).await?;
+        let mut client = self.db.sidecar_client(op).await?;
         let tx = client.transaction().await.map_err(pg_store(op))?;
         tx.execute(
             &self.db.sql(

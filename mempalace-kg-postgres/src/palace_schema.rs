@@ -150,6 +150,17 @@ impl PalaceSchema {
         })
     }
 
+    /// A pooled connection for a sidecar (its failure a storage error, not a graph error).
+    pub(crate) async fn sidecar_client(
+        &self,
+        operation: &'static str,
+    ) -> Result<deadpool_postgres::Object> {
+        self.pool
+            .get()
+            .await
+            .map_err(|e| crate::connection::no_connection(operation, e))
+    }
+
     /// Whether the table `table` (one of the palace's) exists (remembered once it does); the
     /// owner is checked, never claimed.
     pub(crate) async fn has_table(

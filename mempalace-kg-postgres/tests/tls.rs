@@ -14,7 +14,8 @@ use mempalace_kg_postgres::{
 };
 
 mod common;
-use common::{OwnCluster, fresh_schema};
+use common::fresh_schema;
+use mempalace_conformance::throwaway_postgres::ThrowawayPostgres as OwnCluster;
 
 /// A cluster serving TLS with a self-signed certificate for `localhost` only; the
 /// certificate's PEM file.

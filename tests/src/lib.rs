@@ -27,6 +27,7 @@ pub mod hashing_embedder;
 pub mod knowledge_graph_suite;
 pub mod live_service;
 pub mod palace_links_suite;
+pub mod throwaway_postgres;
 pub mod vector_store_suite;
 
 pub use fixtures::{KgFactory, KgFixture, Ranking, StoreFactory, StoreFixture};
