@@ -1,12 +1,14 @@
 //! A fleet host: every host of a fleet opens the same palace (one Qdrant collection, one
 //! PostgreSQL schema, named for the palace id in its `palace.json`), so what one agent files
-//! every other agent finds. Built with `default-features = false, features = ["qdrant",
+//! every other agent finds, and the coordination log (events, tasks), tunnels and closets are
+//! shared through PostgreSQL as well. Built with `default-features = false, features = ["qdrant",
 //! "postgres", "minilm"]`, it compiles no LanceDB or DataFusion.
 //!
 //! Run: `QDRANT_URL=http://127.0.0.1:6334 MEMPALACE_KG_POSTGRES_URL=postgres://… cargo run -p
 //! mempalace-agent-fleet -- PALACE` (after `scripts/fetch-model.sh`); give every other host a
 //! copy of PALACE/palace.json.
 
+use mempalace::core::coordination::{EventQuery, NewEvent};
 use mempalace::prelude::*;
 
 #[tokio::main]
@@ -42,5 +44,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     let members = palace.kg_query("fleet", None, Direction::Incoming).await?;
     println!("fleet members: {}", members.count);
+    // The coordination log is shared too: this host says it joined, and sees who else did.
+    let mut joined = NewEvent::new("host.joined", "fleet", "hosts", host.as_str());
+    joined.to_agent = Some("*".into());
+    palace.event_append(&joined).await?;
+    let seen = palace
+        .event_list(&EventQuery {
+            event_type: Some("host.joined".into()),
+            ..EventQuery::default()
+        })
+        .await?;
+    println!("hosts that announced themselves: {}", seen.count);
     Ok(())
 }
