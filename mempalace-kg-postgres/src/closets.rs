@@ -9,7 +9,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use crate::PostgresKnowledgeGraph;
-use crate::connection::pg_store;
+use crate::connection::{pg_store, sidecar_error};
 use crate::palace_schema::PalaceSchema;
 
 /// [`ClosetIndex`] in a palace's PostgreSQL schema. Words match anywhere in a closet's text,
@@ -31,7 +31,10 @@ impl PostgresClosets {
 
     /// Whether the closets table exists (reads of a palace without closets create nothing).
     async fn exists(&self, operation: &'static str) -> Result<bool> {
-        self.db.has_table("closets", operation).await
+        self.db
+            .has_table("closets", operation)
+            .await
+            .map_err(sidecar_error)
     }
 
     /// Files `closets` in one transaction; `replace` overwrites stored ids, else they stay.
@@ -39,7 +42,7 @@ impl PostgresClosets {
         if closets.is_empty() {
             return Ok(0);
         }
-        self.db.ensure_tables().await?;
+        self.db.ensure_tables().await.map_err(sidecar_error)?;
         let mut client = self.db.sidecar_client(op).await?;
         let tx = client.transaction().await.map_err(pg_store(op))?;
         let on_conflict = if replace {

@@ -169,6 +169,24 @@ pub(crate) fn pg_store(operation: &'static str) -> impl Fn(tokio_postgres::Error
     }
 }
 
+/// The schema handle's errors (connecting, creating the tables, checking the owner) as a
+/// sidecar's: a storage error of the `postgres` backend rather than a graph error.
+pub(crate) fn sidecar_error(e: PalaceError) -> PalaceError {
+    match e {
+        PalaceError::KnowledgeGraph {
+            operation,
+            message,
+            source,
+        } => PalaceError::Store {
+            backend: "postgres",
+            operation,
+            message,
+            source,
+        },
+        other => other,
+    }
+}
+
 /// A sidecar's failure to get a connection.
 pub(crate) fn no_connection(
     operation: &'static str,

@@ -17,7 +17,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{AsyncMessage, Row};
 
 use crate::PostgresKnowledgeGraph;
-use crate::connection::{config, pg_store};
+use crate::connection::{config, pg_store, sidecar_error};
 use crate::palace_schema::PalaceSchema;
 
 const EVENT_COLUMNS: &str = "seq, id, origin_replica, origin_seq, hlc, type, stream, room, \
@@ -105,7 +105,10 @@ impl PostgresCoordinationLog {
 
     /// Whether the log's tables exist (reads of a palace that never wrote create nothing).
     async fn exists(&self, operation: &'static str) -> Result<bool> {
-        self.db.has_table("events", operation).await
+        self.db
+            .has_table("events", operation)
+            .await
+            .map_err(sidecar_error)
     }
 
     /// The key of the advisory lock that serialises appends.
@@ -364,7 +367,7 @@ impl CoordinationLog for PostgresCoordinationLog {
         let op = "insert_event";
         // Found (perhaps minted in a file) before the fleet-wide append lock is taken.
         let replica_id = self.replica.get()?;
-        self.db.ensure_tables().await?;
+        self.db.ensure_tables().await.map_err(sidecar_error)?;
         let mut client = self.db.sidecar_client(op).await?;
         let tx = client.transaction().await.map_err(pg_store(op))?;
         self.begin_append(&tx, op).await?;
@@ -525,7 +528,7 @@ impl CoordinationLog for PostgresCoordinationLog {
 
     async fn insert_artifact(&self, artifact: PreparedArtifact) -> Result<Artifact> {
         let op = "insert_artifact";
-        self.db.ensure_tables().await?;
+        self.db.ensure_tables().await.map_err(sidecar_error)?;
         let replica_id = self.replica.get()?;
         let replica: &str = &replica_id;
         let client = self.db.sidecar_client(op).await?;
@@ -597,7 +600,7 @@ impl CoordinationLog for PostgresCoordinationLog {
     async fn import_event(&self, event: &Event) -> Result<bool> {
         validate_exported_event(event)?;
         let op = "import_event";
-        self.db.ensure_tables().await?;
+        self.db.ensure_tables().await.map_err(sidecar_error)?;
         let mut client = self.db.sidecar_client(op).await?;
         let tx = client.transaction().await.map_err(pg_store(op))?;
         self.begin_append(&tx, op).await?;
@@ -670,7 +673,7 @@ impl CoordinationLog for PostgresCoordinationLog {
     async fn import_artifact(&self, artifact: &Artifact) -> Result<bool> {
         validate_exported_artifact(artifact)?;
         let op = "import_artifact";
-        self.db.ensure_tables().await?;
+        self.db.ensure_tables().await.map_err(sidecar_error)?;
         let client = self.db.sidecar_client(op).await?;
         let inserted = client
             .execute(

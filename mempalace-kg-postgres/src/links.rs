@@ -10,7 +10,7 @@ use mempalace_core::{PalaceError, Result};
 use serde_json::Value;
 
 use crate::PostgresKnowledgeGraph;
-use crate::connection::pg_store;
+use crate::connection::{pg_store, sidecar_error};
 use crate::palace_schema::PalaceSchema;
 
 /// Which record list.
@@ -52,7 +52,12 @@ impl PostgresLinks {
     /// The stored records of `kind`; empty when none were ever written.
     async fn read(&self, kind: Kind) -> Result<Vec<Value>> {
         let op = "read links";
-        if !self.db.has_table("link_records", op).await? {
+        if !self
+            .db
+            .has_table("link_records", op)
+            .await
+            .map_err(sidecar_error)?
+        {
             return Ok(Vec::new());
         }
         let client = self.db.sidecar_client(op).await?;
@@ -79,7 +84,7 @@ impl PostgresLinks {
         edit: impl FnOnce(&mut Vec<Value>) -> Result<(T, bool)> + Send,
     ) -> Result<T> {
         let op = "update links";
-        self.db.ensure_tables().await?;
+        self.db.ensure_tables().await.map_err(sidecar_error)?;
         let mut client = self.db.sidecar_client(op).await?;
         let tx = client.transaction().await.map_err(pg_store(op))?;
         tx.execute(
