@@ -132,6 +132,48 @@ impl PostgresCoordinationLog {
         Ok(())
     }
 
+    /// Stores `event` as it is (`seq` aside: the row's is returned), its metadata as
+    /// `metadata_json`; inside an append transaction.
+    async fn insert_row(
+        &self,
+        tx: &impl GenericClient,
+        event: &Event,
+        metadata_json: &str,
+        operation: &'static str,
+    ) -> Result<i64> {
+        Ok(tx
+            .query_one(
+                &self.db.sql(
+                    "INSERT INTO {s}.events (id, type, stream, room, topic, from_agent, to_agent, \
+                     correlation_id, branch, base_commit, status, body, created_at, metadata_json, \
+                     origin_replica, origin_seq, hlc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+                     $10, $11, $12, $13, $14, $15, $16, $17) RETURNING seq",
+                ),
+                &[
+                    &event.id,
+                    &event.event_type,
+                    &event.stream,
+                    &event.room,
+                    &event.topic,
+                    &event.from_agent,
+                    &event.to_agent,
+                    &event.correlation_id,
+                    &event.branch,
+                    &event.base_commit,
+                    &event.status,
+                    &event.body,
+                    &event.created_at,
+                    &metadata_json,
+                    &event.origin_replica,
+                    &event.origin_seq,
+                    &event.hlc,
+                ],
+            )
+            .await
+            .map_err(pg_store(operation))?
+            .get(0))
+    }
+
     /// Errors with [`unknown_artifact`] for the first of `ids` not stored.
     async fn require_artifacts(
         &self,
@@ -378,58 +420,28 @@ impl CoordinationLog for PostgresCoordinationLog {
             .map_err(pg_store(op))?
             .get(0);
         let hlc = next_hlc(last.as_deref(), &replica_id);
-        let replica: &str = &replica_id;
-        let seq: i64 = tx
-            .query_one(
-                &self.db.sql(
-                    "INSERT INTO {s}.events (id, type, stream, room, topic, from_agent, to_agent, \
-                     correlation_id, branch, base_commit, status, body, created_at, metadata_json, \
-                     origin_replica, hlc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-                     $12, $13, $14, $15, $16) RETURNING seq",
-                ),
-                &[
-                    &event.id,
-                    &event.event_type,
-                    &event.stream,
-                    &event.room,
-                    &event.topic,
-                    &event.from_agent,
-                    &event.to_agent,
-                    &event.correlation_id,
-                    &event.branch,
-                    &event.base_commit,
-                    &event.status,
-                    &event.body,
-                    &event.created_at,
-                    &event.metadata_json,
-                    &replica,
-                    &hlc,
-                ],
-            )
-            .await
-            .map_err(pg_store(op))?
-            .get(0);
         // The author's own sequence (3.11's origin_seq): this replica's next number, so events
         // imported from a host's earlier log keep theirs and never clash with new ones.
+        let replica: &str = &replica_id;
         let origin_seq: i64 = tx
             .query_one(
                 &self.db.sql(
-                    "UPDATE {s}.events SET origin_seq = (SELECT COALESCE(max(origin_seq), 0) + 1                      FROM {s}.events WHERE origin_replica = $2) WHERE seq = $1 RETURNING origin_seq",
+                    "SELECT COALESCE(max(origin_seq), 0) + 1 FROM {s}.events \
+                     WHERE origin_replica = $1",
                 ),
-                &[&seq, &replica],
+                &[&replica],
             )
             .await
             .map_err(pg_store(op))?
             .get(0);
-        self.link_artifacts(&tx, &event.id, &event.artifact_ids, op)
+        let metadata_json = event.metadata_json.clone();
+        let mut stored =
+            event.into_event(0, Some(replica.to_string()), Some(origin_seq), Some(hlc));
+        stored.seq = self.insert_row(&tx, &stored, &metadata_json, op).await?;
+        self.link_artifacts(&tx, &stored.id, &stored.artifact_ids, op)
             .await?;
         tx.commit().await.map_err(pg_store(op))?;
-        Ok(event.into_event(
-            seq,
-            Some(replica_id.to_string()),
-            Some(origin_seq),
-            Some(hlc),
-        ))
+        Ok(stored)
     }
 
     async fn list_events(&self, filter: &EventFilter) -> Result<Vec<Event>> {
@@ -635,35 +647,8 @@ impl CoordinationLog for PostgresCoordinationLog {
             }
         }
         self.require_artifacts(&tx, &event.artifact_ids, op).await?;
-        tx.execute(
-            &self.db.sql(
-                "INSERT INTO {s}.events (id, type, stream, room, topic, from_agent, to_agent, \
-                 correlation_id, branch, base_commit, status, body, created_at, metadata_json, \
-                 origin_replica, origin_seq, hlc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
-                 $10, $11, $12, $13, $14, $15, $16, $17)",
-            ),
-            &[
-                &event.id,
-                &event.event_type,
-                &event.stream,
-                &event.room,
-                &event.topic,
-                &event.from_agent,
-                &event.to_agent,
-                &event.correlation_id,
-                &event.branch,
-                &event.base_commit,
-                &event.status,
-                &event.body,
-                &event.created_at,
-                &exported_metadata_json(&event.metadata),
-                &event.origin_replica,
-                &event.origin_seq,
-                &event.hlc,
-            ],
-        )
-        .await
-        .map_err(pg_store(op))?;
+        self.insert_row(&tx, event, &exported_metadata_json(&event.metadata), op)
+            .await?;
         self.link_artifacts(&tx, &event.id, &event.artifact_ids, op)
             .await?;
         tx.commit().await.map_err(pg_store(op))?;
