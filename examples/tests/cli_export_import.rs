@@ -39,6 +39,23 @@ fn ok(home: &Path, palace: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// A home folder for the CLI under `dir`.
+fn home_in(dir: &Path) -> PathBuf {
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    home
+}
+
+/// Mines the repository's sample project into `palace`.
+fn mine_sample(home: &Path, palace: &Path) {
+    let project = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-project");
+    ok(
+        home,
+        palace,
+        &["mine", project.to_str().unwrap(), "--quiet"],
+    );
+}
+
 /// An export's lines without what differs between two palaces holding the same records.
 fn comparable(text: &str) -> Vec<Value> {
     text.lines()
@@ -55,15 +72,13 @@ fn comparable(text: &str) -> Vec<Value> {
 #[test]
 fn a_mined_palace_exports_imports_and_exports_the_same() {
     let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
+    let home = home_in(dir.path());
     let (a, b, c) = (
         dir.path().join("a"),
         dir.path().join("b"),
         dir.path().join("c"),
     );
-    let project = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-project");
-    ok(&home, &a, &["mine", project.to_str().unwrap(), "--quiet"]);
+    mine_sample(&home, &a);
     ok(
         &home,
         &a,
@@ -167,15 +182,9 @@ fn a_mined_palace_exports_imports_and_exports_the_same() {
 #[test]
 fn verify_finds_a_deleted_index_and_repair_rebuilds_it() {
     let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
+    let home = home_in(dir.path());
     let palace = dir.path().join("palace");
-    let project = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-project");
-    ok(
-        &home,
-        &palace,
-        &["mine", project.to_str().unwrap(), "--quiet"],
-    );
+    mine_sample(&home, &palace);
     let sound = ok(&home, &palace, &["verify"]);
     assert!(sound.contains("The palace is sound."), "{sound}");
     let report: Value = serde_json::from_str(&ok(&home, &palace, &["verify", "--json"])).unwrap();
@@ -200,15 +209,9 @@ fn verify_finds_a_deleted_index_and_repair_rebuilds_it() {
 #[test]
 fn backup_makes_a_palace_that_verifies_and_refuses_an_existing_folder() {
     let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
+    let home = home_in(dir.path());
     let palace = dir.path().join("palace");
-    let project = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-project");
-    ok(
-        &home,
-        &palace,
-        &["mine", project.to_str().unwrap(), "--quiet"],
-    );
+    mine_sample(&home, &palace);
     ok(&home, &palace, &["kg", "add", "Alice", "works_on", "Orion"]);
     let dest = dir.path().join("backup");
     let out = ok(&home, &palace, &["backup", dest.to_str().unwrap()]);

@@ -15,7 +15,8 @@ mod palace_runs;
 use std::path::Path;
 use std::time::Instant;
 
-use palace_runs::{Env, args, copy_dir, holding, write_project};
+use mempalace_conformance::folders::copy_dir;
+use palace_runs::{Env, args, holding, write_project};
 use serde_json::Value;
 
 /// Kill instants per write path.

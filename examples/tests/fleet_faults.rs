@@ -10,6 +10,8 @@
 //! call said what failed, and the hosts that were not cut off went on. SKIPPED without the
 //! servers (a failure where `MEMPALACE_REQUIRE_LIVE_SERVICES=1`).
 
+#[path = "support/fleet_palace.rs"]
+mod fleet_palace;
 #[path = "support/palace_processes.rs"]
 mod palace_processes;
 #[path = "support/qdrant_collections.rs"]
@@ -21,6 +23,7 @@ use std::process::Command as StdCommand;
 use std::sync::Arc;
 use std::time::Duration;
 
+use fleet_palace::{create_args, host_folders, make_fleet_palace, serve_args};
 use futures::StreamExt;
 use mempalace_conformance::live_service::{postgres_url, qdrant_url, skips_fail};
 use mempalace_conformance::throwaway_postgres::ThrowawayPostgres;
@@ -62,52 +65,6 @@ fn landed_mid_burst(run: &[Filed], at: std::time::Instant, what: &str) {
 /// The wing a memory is filed in.
 fn wing_of(shared: bool) -> &'static str {
     if shared { "wing_shared" } else { "wing_fleet" }
-}
-
-/// Runs the CLI on `palace` with `args`.
-fn mempalace(palace: &Path, args: &[&str]) -> std::process::Output {
-    StdCommand::new(env!("CARGO_BIN_EXE_mempalace"))
-        .arg("--palace")
-        .arg(palace)
-        .args(args)
-        .output()
-        .expect("run mempalace")
-}
-
-/// Makes a Qdrant + PostgreSQL palace on `hosts[0]` and gives the other hosts its palace.json.
-fn make_fleet(hosts: &[PathBuf], qdrant: &str, pg: &str, collection: &str) {
-    let create = [
-        "--backend",
-        "qdrant",
-        "--qdrant-url",
-        qdrant,
-        "--collection",
-        collection,
-        "--kg-postgres-url",
-        pg,
-    ];
-    for args in [&["kg", "add", "Fleet", "starts", "today"][..], &["status"]] {
-        let out = mempalace(&hosts[0], &[&create[..], args].concat());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    for host in &hosts[1..] {
-        std::fs::create_dir_all(host).unwrap();
-        std::fs::copy(hosts[0].join("palace.json"), host.join("palace.json")).unwrap();
-    }
-}
-
-/// The stack arguments of a server using these servers.
-fn serve_args(qdrant: &str, pg: &str) -> Vec<String> {
-    vec![
-        "--qdrant-url".into(),
-        qdrant.into(),
-        "--kg-postgres-url".into(),
-        pg.into(),
-    ]
 }
 
 /// Host `h` files its own memories and the shared ones, interleaved, 2 calls in flight,
@@ -249,10 +206,10 @@ async fn audit(survivor: &Peer<RoleClient>, runs: &[Vec<Filed>]) -> usize {
     failed.len()
 }
 
-/// Two hosts' fleet: (folders, the palace made).
+/// Two hosts' folders under `dir`, the palace made and shared between them.
 fn two_hosts(dir: &Path, qdrant: &str, pg: &str, collection: &str) -> Vec<PathBuf> {
-    let hosts: Vec<PathBuf> = (0..2).map(|h| dir.join(format!("host{h}"))).collect();
-    make_fleet(&hosts, qdrant, pg, collection);
+    let hosts = host_folders(dir, 2);
+    make_fleet_palace(&hosts, &create_args(qdrant, pg, collection));
     hosts
 }
 
@@ -309,6 +266,33 @@ async fn a_host_killed_mid_burst_loses_nothing_acknowledged() {
     drop_collection(&qdrant, &collection).await;
 }
 
+/// One server per host (two hosts) files at once; `restart` strikes mid-burst (and returns
+/// what the test still needs); then [`audit`]. Returns how many calls failed, and what
+/// `restart` returned.
+async fn restart_mid_burst<T>(
+    hosts: &[PathBuf],
+    args: &[String],
+    restart: impl FnOnce() -> T,
+) -> (usize, T) {
+    let a = start_server(&hosts[0], args).await;
+    let b = start_server(&hosts[1], args).await;
+    let runs = (
+        tokio::spawn(burst(a.peer().clone(), 0, PACE)),
+        tokio::spawn(burst(b.peer().clone(), 1, PACE)),
+    );
+    tokio::time::sleep(FAULT_AFTER).await;
+    let struck = std::time::Instant::now();
+    let restarted = restart();
+    let runs = [runs.0.await.unwrap(), runs.1.await.unwrap()];
+    for run in &runs {
+        landed_mid_burst(run, struck, "restart");
+    }
+    let failed = audit(b.peer(), &runs).await;
+    let _ = a.cancel().await;
+    let _ = b.cancel().await;
+    (failed, restarted)
+}
+
 /// PostgreSQL restarts while both hosts file: calls fail clearly or go through, nothing
 /// acknowledged is lost, nothing is filed twice, and the palace completes afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -326,24 +310,9 @@ async fn postgres_restarting_mid_burst_loses_and_doubles_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let collection = fresh_collection("mempalace_fault_pg");
     let hosts = two_hosts(dir.path(), &qdrant, &pg.url, &collection);
-    let args = serve_args(&qdrant, &pg.url);
-    let a = start_server(&hosts[0], &args).await;
-    let b = start_server(&hosts[1], &args).await;
-    let runs = (
-        tokio::spawn(burst(a.peer().clone(), 0, PACE)),
-        tokio::spawn(burst(b.peer().clone(), 1, PACE)),
-    );
-    tokio::time::sleep(FAULT_AFTER).await;
-    let struck = std::time::Instant::now();
-    pg.restart();
-    let runs = [runs.0.await.unwrap(), runs.1.await.unwrap()];
-    for run in &runs {
-        landed_mid_burst(run, struck, "restart");
-    }
-    let failed = audit(b.peer(), &runs).await;
+    let (failed, ()) =
+        restart_mid_burst(&hosts, &serve_args(&qdrant, &pg.url), || pg.restart()).await;
     eprintln!("postgres restart: {failed} call(s) failed and were filed again");
-    let _ = a.cancel().await;
-    let _ = b.cancel().await;
     drop_collection(&qdrant, &collection).await;
 }
 
@@ -432,26 +401,13 @@ async fn qdrant_restarting_mid_burst_loses_and_doubles_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let collection = fresh_collection("mempalace_fault_qdrant");
     let hosts = two_hosts(dir.path(), &qdrant.url(), &pg, &collection);
-    let args = serve_args(&qdrant.url(), &pg);
-    let a = start_server(&hosts[0], &args).await;
-    let b = start_server(&hosts[1], &args).await;
-    let runs = (
-        tokio::spawn(burst(a.peer().clone(), 0, PACE)),
-        tokio::spawn(burst(b.peer().clone(), 1, PACE)),
-    );
-    tokio::time::sleep(FAULT_AFTER).await;
-    let struck = std::time::Instant::now();
-    qdrant.kill();
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let qdrant = OwnQdrant::start(qdrant.http, &qdrant.storage).expect("Qdrant starts again");
-    let runs = [runs.0.await.unwrap(), runs.1.await.unwrap()];
-    for run in &runs {
-        landed_mid_burst(run, struck, "restart");
-    }
-    let failed = audit(b.peer(), &runs).await;
+    let (failed, qdrant) = restart_mid_burst(&hosts, &serve_args(&qdrant.url(), &pg), || {
+        qdrant.kill();
+        std::thread::sleep(Duration::from_millis(500));
+        OwnQdrant::start(qdrant.http, &qdrant.storage).expect("Qdrant starts again")
+    })
+    .await;
     eprintln!("qdrant restart: {failed} call(s) failed and were filed again");
-    let _ = a.cancel().await;
-    let _ = b.cancel().await;
     qdrant.kill();
 }
 

@@ -5,6 +5,8 @@
 //! - `mine` killed with SIGKILL at random points: the palace opens, `status` works, and
 //!   re-mining ends with the same drawers as an uninterrupted mine.
 
+#[path = "support/fleet_palace.rs"]
+mod fleet_palace;
 #[path = "support/palace_processes.rs"]
 mod palace_processes;
 #[path = "support/qdrant_collections.rs"]
@@ -14,6 +16,7 @@ use std::path::Path;
 use std::process::Command as StdCommand;
 use std::time::Instant;
 
+use fleet_palace::{create_args, host_folders, make_fleet_palace, serve_args};
 use mempalace_conformance::live_service::{postgres_url, qdrant_url};
 use palace_processes::{call, fact, file_from_hosts, file_from_many_servers, start_server};
 use qdrant_collections::{drop_collection, fresh_collection};
@@ -62,21 +65,10 @@ async fn a_fleet_on_qdrant_and_postgres_files_each_memory_and_fact_once() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let hosts: Vec<std::path::PathBuf> = (0..4)
-        .map(|h| dir.path().join(format!("host{h}")))
-        .collect();
+    let hosts = host_folders(dir.path(), 4);
     let collection = fresh_collection("mempalace_fleet");
-    let create = [
-        "--backend",
-        "qdrant",
-        "--qdrant-url",
-        &url,
-        "--collection",
-        &collection,
-        "--kg-postgres-url",
-        &pg,
-    ];
-    let serve = ["--qdrant-url", &url, "--kg-postgres-url", &pg];
+    let create = create_args(&url, &pg, &collection);
+    let serve = serve_args(&url, &pg);
     fleet_files_each_memory_and_fact_once(&hosts, &create, &serve).await;
     drop_collection(&url, &collection).await;
 }
@@ -95,26 +87,25 @@ async fn the_fleet_scenario_on_one_host_files_each_memory_and_fact_once() {
 /// of their own into the graph and read it back (`serve` stack arguments).
 async fn fleet_files_each_memory_and_fact_once(
     hosts: &[std::path::PathBuf],
-    create: &[&str],
-    serve: &[&str],
+    create: &[String],
+    serve: &[String],
 ) {
     const SERVERS: usize = 8;
     const SHARED: usize = 20;
     const OWN: usize = 10;
     make_fleet_palace(hosts, create);
-    let serve: Vec<String> = serve.iter().map(|a| a.to_string()).collect();
     // No settle time anywhere: on one host the lock file, on a fleet PostgreSQL's lock.
     let env: [(&str, &str); 0] = [];
     let (outcome, graph) = tokio::join!(
         file_from_hosts(
             hosts,
-            (&serve, &env),
+            (serve, &env),
             SERVERS,
             (SHARED, OWN),
             IN_FLIGHT,
             true
         ),
-        facts_from_hosts(hosts, &serve, SERVERS),
+        facts_from_hosts(hosts, serve, SERVERS),
     );
     assert!(
         outcome.failed.is_empty(),
@@ -382,53 +373,20 @@ async fn agents_on_four_hosts_share_events_tasks_and_tunnels() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let hosts: Vec<std::path::PathBuf> = (0..4)
-        .map(|h| dir.path().join(format!("host{h}")))
-        .collect();
+    let hosts = host_folders(dir.path(), 4);
     let collection = fresh_collection("mempalace_fleet_share");
-    let create = [
-        "--backend",
-        "qdrant",
-        "--qdrant-url",
-        &url,
-        "--collection",
-        &collection,
-        "--kg-postgres-url",
-        &pg,
-    ];
-    let serve = ["--qdrant-url", &url, "--kg-postgres-url", &pg];
+    let create = create_args(&url, &pg, &collection);
+    let serve = serve_args(&url, &pg);
     share_events_tunnels_and_checkpoints(&hosts, &create, &serve).await;
     drop_collection(&url, &collection).await;
-}
-
-/// Makes the palace on the first host (`create` stack arguments; the first write, a fact,
-/// creates the stores and the next open records palace.json) and gives every other host its
-/// palace.json.
-fn make_fleet_palace(hosts: &[std::path::PathBuf], create: &[&str]) {
-    for args in [
-        &["kg", "add", "Fleet", "starts", "today"][..],
-        &["status"][..],
-    ] {
-        let out = mempalace(&hosts[0], &[create, args].concat());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let config = hosts[0].join("palace.json");
-    for host in &hosts[1..] {
-        std::fs::create_dir_all(host).unwrap();
-        std::fs::copy(&config, host.join("palace.json")).unwrap();
-    }
 }
 
 /// 4 servers over `hosts` (round robin) append events, create a shared tunnel and their own,
 /// checkpoint shared and own items; one waits for a task reply another sends.
 async fn share_events_tunnels_and_checkpoints(
     hosts: &[std::path::PathBuf],
-    create: &[&str],
-    serve: &[&str],
+    create: &[String],
+    serve: &[String],
 ) {
     use palace_processes::{call, start_server};
     use serde_json::json;
@@ -436,10 +394,9 @@ async fn share_events_tunnels_and_checkpoints(
     const SERVERS: usize = 4;
     const EVENTS_EACH: usize = 25;
     make_fleet_palace(hosts, create);
-    let serve: Vec<String> = serve.iter().map(|a| a.to_string()).collect();
     let mut clients = Vec::new();
     for n in 0..SERVERS {
-        clients.push(start_server(&hosts[n % hosts.len()], &serve).await);
+        clients.push(start_server(&hosts[n % hosts.len()], serve).await);
     }
     // Rooms for the tunnels to join.
     for (i, room) in ["alpha", "beta", "s0", "s1", "s2", "s3"].iter().enumerate() {

@@ -7,7 +7,8 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::{copy_dir, fixtures_dir};
+use mempalace_conformance::folders::copy_dir;
+use support::fixtures_dir;
 
 use mempalace::core::palace_export::{ExportCounts, ExportOptions};
 use mempalace::core::{Direction, NewDrawer};

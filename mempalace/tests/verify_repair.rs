@@ -7,8 +7,9 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
+use mempalace_conformance::folders::copy_dir;
 use std::sync::Arc;
-use support::{copy_dir, fixtures_dir};
+use support::fixtures_dir;
 
 use mempalace::core::closets::Closet;
 use mempalace::{PALACE_FORMAT_VERSION, PalaceBuilder};

@@ -23,6 +23,7 @@ pub mod closet_index_suite;
 pub mod coordination_suite;
 pub mod corpus;
 pub mod fixtures;
+pub mod folders;
 pub mod hashing_embedder;
 pub mod knowledge_graph_suite;
 pub mod live_service;
